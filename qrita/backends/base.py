@@ -73,7 +73,11 @@ class Backend:
     """Base class.  Subclasses set ``name`` and ``capabilities`` and implement ``select``."""
 
     name: ClassVar[str]
-    capabilities: ClassVar[Capabilities]
+    capabilities: Capabilities
+    # True when the kernels run in a simulator on the CPU (TRITON_INTERPRET=1,
+    # NUMBA_ENABLE_CUDASIM=1): the backend then serves CPU arrays when named
+    # explicitly (tests), and "auto" never picks it.
+    simulated: bool = False
 
     def unavailable_reason(self) -> str | None:
         """None when this backend can run in this process, else why not and how to fix it."""
@@ -88,6 +92,8 @@ class Backend:
         """
         caps = self.capabilities
         kind = "cuda" if req.on_gpu else "cpu"
+        if self.simulated and not explicit:
+            return f"backend {self.name!r} runs in a CPU simulator here (tests only); name it explicitly"
         if kind not in caps.devices:
             where = "a CUDA device" if "cuda" in caps.devices else "the CPU"
             return f"backend {self.name!r} runs on {where}, but logits are on {req.device!r}"
