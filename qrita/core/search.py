@@ -23,6 +23,10 @@ increasing order with :func:`classify_pivot`:
 * ``BELOW`` (``c < T``): ``hi = tau``; the rest of the round is skipped.
 * ``ABOVE`` (``c - w >= T``): ``lo = zmn`` (valid because ``C(zmn) = c - w``).
 
+A backend may also track ``zmx``, the largest key ``<= tau``, and after a BELOW
+pivot lower ``hi`` to it (:func:`snap_hi`); any valid ``(lo, hi)`` keeps the
+answer exact, tighter ones only save rounds.
+
 When ``hi - lo == 1`` the single pivot is ``hi - 1`` and it is a forced stop
 (:func:`classify_pivot` with ``forced=True``): in exact arithmetic that pivot
 always satisfies the stop rule; with float masses it bounds the search.  The
@@ -91,6 +95,22 @@ def narrow_hi(hi, state, tau):
     new_hi = hi
     if state == 0:
         new_hi = tau
+    return new_hi
+
+
+def snap_hi(hi, lo, zmx):
+    """Portable. Optional tightening after a BELOW pivot: ``hi`` may drop to
+    ``zmx``, the largest key ``<= hi``, because ``C(zmx) = C(hi)``.
+
+    With ``lo`` snapped up to ``zmn`` and ``hi`` down to ``zmx``, both ends sit
+    on keys that are present, so the rounds follow the data rather than the
+    empty stretches of key space.  ``zmx <= lo`` (no key between) leaves
+    ``hi`` unchanged.
+    """
+    new_hi = hi
+    if zmx > lo:
+        if zmx < hi:
+            new_hi = zmx
     return new_hi
 
 
