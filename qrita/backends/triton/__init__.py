@@ -1,0 +1,124 @@
+"""``backend="triton"``: the Qrita method as Triton kernels (NVIDIA and ROCm).
+
+Serves torch CUDA tensors (and cupy arrays through DLPack).  Under
+``TRITON_INTERPRET=1`` the same kernels run on CPU torch tensors; the backend
+then declares itself ``simulated`` (tests only, never picked by "auto").
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+
+from ...core.keys import KEY_CONSTANTS
+from ...core.spec import GPU_DTYPES
+from ..base import Backend, Capabilities, Request, SelectResult
+
+
+def _interpreted() -> bool:
+    return os.environ.get("TRITON_INTERPRET", "") not in ("", "0")
+
+
+@functools.lru_cache(maxsize=None)
+def _import_reason() -> str | None:
+    try:
+        import torch  # noqa: F401
+        import triton  # noqa: F401
+    except ImportError as exc:
+        return f'{exc}; install with: pip install "qrita[triton]"'
+    return None
+
+
+class TritonBackend(Backend):
+    name = "triton"
+
+    @property
+    def simulated(self) -> bool:  # type: ignore[override]
+        return _interpreted()
+
+    @property
+    def capabilities(self) -> Capabilities:  # type: ignore[override]
+        devices = ("cuda", "cpu") if _interpreted() else ("cuda",)
+        return Capabilities(
+            devices=devices,
+            libs=("torch", "cupy", "numpy") if _interpreted() else ("torch", "cupy"),
+            dtypes=GPU_DTYPES,
+            install='pip install "qrita[triton]"',
+            summary="Triton kernels: fused truncation pass, pivot search, fused masking (NVIDIA and ROCm)",
+        )
+
+    def unavailable_reason(self) -> str | None:
+        reason = _import_reason()
+        if reason is not None:
+            return reason
+        if _interpreted():
+            return None
+        import torch
+
+        if not torch.cuda.is_available():
+            return "no CUDA/ROCm device visible to torch (set TRITON_INTERPRET=1 to run the kernels on the CPU, tests only)"
+        return None
+
+    def cannot_run(self, req: Request, explicit: bool) -> str | None:
+        reason = super().cannot_run(req, explicit)
+        if reason is None and req.lib == "numpy" and req.dtype == "bfloat16":
+            return "backend 'triton' takes bfloat16 as torch tensors, not ml_dtypes numpy arrays"
+        return reason
+
+    def select(self, req: Request) -> SelectResult:
+        from .launch import run_select
+
+        return _in_caller_library(req, run_select(_as_torch(req), req))[0]
+
+    def top_k_top_p(self, req: Request, mask_value: float, out):
+        from .launch import run_mask, run_select
+
+        x = _as_torch(req)
+        result, aux = run_select(x, req)
+        target = x if out is not None else None
+        masked = run_mask(x, aux, mask_value, target)
+        if out is not None:
+            return out
+        return _to_caller(masked, req)
+
+
+def _as_torch(req: Request):
+    """The logits as a torch tensor sharing memory with the caller's array."""
+    import torch
+
+    if req.lib == "torch":
+        return req.logits
+    if req.lib == "cupy":
+        return torch.from_dlpack(req.logits)
+    return torch.from_numpy(req.logits)
+
+
+def _to_caller(t, req: Request):
+    if req.lib == "torch":
+        return t
+    if req.lib == "cupy":
+        return sys.modules["cupy"].from_dlpack(t)
+    return t.numpy()
+
+
+def _in_caller_library(req: Request, packed):
+    result, aux = packed
+    if req.lib == "torch":
+        return result, aux
+    return (
+        SelectResult(
+            threshold=_to_caller(result.threshold, req),
+            num_ties=_to_caller(result.num_ties, req),
+            count=_to_caller(result.count, req),
+            hit=_to_caller(result.hit, req),
+        ),
+        aux,
+    )
+
+
+BACKEND = TritonBackend()
+
+
+def key_constants(dtype: str):
+    return KEY_CONSTANTS[dtype]

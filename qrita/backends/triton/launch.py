@@ -1,0 +1,132 @@
+"""Host side of the Triton backend: shapes, scratch and launches (no host sync)."""
+
+from __future__ import annotations
+
+import functools
+import os
+
+import torch
+import triton
+
+from ...core import search as core_search
+from ...core.keys import KEY_CONSTANTS
+from ...core.lut import TOPK_DELTA, TOPP_DELTA
+from ...core.spec import NUM_PIVOTS, SAMPLE_SIZE, TIES_ALL, TOPK_LUT_STEPS_PER_OCTAVE
+from ..base import Request, SelectResult
+from . import kernels
+
+DTYPE_CODE = {"float32": kernels.F32, "float16": kernels.F16, "bfloat16": kernels.BF16}
+TORCH_DTYPE = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+
+# Geometry.  A row is cut into spans of SPAN entries (a function of V only, so
+# a row's arithmetic never depends on B or on the launch: batch invariance).
+MAX_SPAN = 16384
+BLOCK = 2048  # entries per iteration of the span pass
+SPAN_CAP = 1024  # candidates kept per span; more is a truncation miss
+SBLOCK = 512  # keys per chunk of the search
+SCRATCH_BYTES = 8 << 20  # candidate buffer budget per wave
+
+
+def span_of(V: int) -> int:
+    return max(BLOCK, min(MAX_SPAN, triton.next_power_of_2(V)))
+
+
+@functools.lru_cache(maxsize=16)
+def _luts(device: str):
+    return (
+        torch.tensor(TOPK_DELTA, dtype=torch.float32, device=device),
+        torch.tensor(TOPP_DELTA, dtype=torch.float32, device=device),
+    )
+
+
+def _per_row(value, B: int, device, dtype):
+    """(mode, tensor, scalar): 0 = absent, 1 = scalar, 2 = per-row tensor."""
+    if value is None:
+        return 0, None, 0
+    if isinstance(value, (int, float)):
+        return 1, None, value
+    return 2, value.to(device=device, dtype=dtype).contiguous(), 0
+
+
+def run_select(x: torch.Tensor, req: Request):
+    """Launch the span and finish kernels; returns (SelectResult in torch, aux for masking)."""
+    B, V = req.B, req.V
+    dev = x.device
+    kc = KEY_CONSTANTS[req.dtype]
+    num_pivots = int(req.options.get("num_pivots") or NUM_PIVOTS)
+    np_lanes = triton.next_power_of_2(num_pivots + 1)
+    truncation = bool(req.options.get("truncation", True))
+
+    thr_key = torch.empty(B, dtype=torch.int64, device=dev)
+    thr_bits = torch.empty(B, dtype=torch.int32, device=dev)
+    num_ties = torch.empty(B, dtype=torch.int32, device=dev)
+    count = torch.empty(B, dtype=torch.int32, device=dev)
+    hit = torch.empty(B, dtype=torch.int8, device=dev)
+    cut_idx = torch.empty(B, dtype=torch.int64, device=dev)
+    if B > 0:
+        k_mode, k_t, k_s = _per_row(req.k, B, dev, torch.int64)
+        p_mode, p_t, p_s = _per_row(req.p, B, dev, torch.float32)
+        k_ptr = k_t if k_t is not None else thr_key
+        p_ptr = p_t if p_t is not None else thr_key
+        topk_lut, topp_lut = _luts(str(dev))
+        span = span_of(V)
+        n_spans = triton.cdiv(V, span)
+        per_row_bytes = n_spans * SPAN_CAP * 4
+        wave = max(1, min(B, SCRATCH_BYTES // per_row_bytes))
+        cand = torch.empty((wave, n_spans, SPAN_CAP), dtype=torch.int32, device=dev)
+        part_i = torch.empty((wave, n_spans, 8), dtype=torch.int64, device=dev)
+        part_f = torch.empty((wave, n_spans, 4), dtype=torch.float32, device=dev)
+        common = dict(DTYPE=DTYPE_CODE[req.dtype], W=kc.width)
+        for row0 in range(0, B, wave):
+            rows = min(wave, B - row0)
+            kernels.span_kernel[(rows, n_spans)](
+                x, x.stride(0), x.stride(1), V, row0,
+                k_ptr, k_s, p_ptr, p_s,
+                topk_lut, topp_lut,
+                cand, part_i, part_f,
+                N_SPANS=n_spans, SPAN=span, SPAN_CAP=SPAN_CAP, BLOCK=BLOCK,
+                K_MODE=k_mode, P_MODE=p_mode,
+                KEY_NEG_INF=kc.key_neg_inf, KEY_POS_INF=kc.key_pos_inf,
+                SAMPLE=SAMPLE_SIZE, LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE,
+                TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size,
+                num_warps=8, **common,
+            )
+            kernels.finish_kernel[(rows,)](
+                x, x.stride(0), x.stride(1), V, row0,
+                k_ptr, k_s, p_ptr, p_s,
+                cand, part_i, part_f,
+                thr_key, thr_bits, num_ties, count, hit, cut_idx,
+                N_SPANS=n_spans, N_SPANS_P2=triton.next_power_of_2(n_spans), SPAN_CAP=SPAN_CAP, SBLOCK=SBLOCK,
+                TRUNCATION=truncation, K_MODE=k_mode, P_MODE=p_mode,
+                TIES_ALL=1 if req.ties == TIES_ALL else 0, NP=np_lanes,
+                MAX_ROUNDS=core_search.max_rounds(kc.width, num_pivots) + 2,
+                KEY_NEG_INF=kc.key_neg_inf,
+                num_warps=4, **common,
+            )
+    dtype = TORCH_DTYPE[req.dtype]
+    if req.dtype == "float32":
+        threshold = thr_bits.view(torch.float32)
+    else:
+        threshold = thr_bits.to(torch.int16).view(dtype)
+    result = SelectResult(threshold=threshold, num_ties=num_ties, count=count, hit=hit.bool())
+    return result, (thr_key, cut_idx, req.dtype)
+
+
+def run_mask(x: torch.Tensor, aux, mask_value: float, out: torch.Tensor | None):
+    """Masked logits: in place into ``out`` (which is ``x``) or into a new tensor."""
+    thr_key, cut_idx, dtype = aux
+    kc = KEY_CONSTANTS[dtype]
+    B, V = x.shape
+    inplace = out is not None
+    target = x if inplace else torch.empty_like(x, memory_format=torch.contiguous_format)
+    if B > 0:
+        mblock = 4096
+        kernels.mask_kernel[(B, triton.cdiv(V, mblock))](
+            x, x.stride(0), x.stride(1), target, target.stride(0), target.stride(1), V, thr_key, cut_idx,
+            float(mask_value), INPLACE=inplace, BLOCK=mblock, DTYPE=DTYPE_CODE[dtype], W=kc.width, num_warps=8,
+        )
+    return target
+
+
+def interpreted() -> bool:
+    return os.environ.get("TRITON_INTERPRET", "") not in ("", "0")
