@@ -185,9 +185,9 @@ def main() -> None:
                             v = v.masked_fill((c - v.softmax(dim=1)) > p, float("-inf"))
                         return torch.empty_like(v).scatter_(1, i, v)
 
-                    t_sort = graph_time(sort_mask, iters=3, reps=3) if B <= 1024 else float("nan")
+                    t_sort = graph_time(sort_mask, iters=3, reps=3) if sname == "k50" else float("nan")
                     t_topk = float("nan")
-                    if p is None:
+                    if sname == "k50":
                         t_topk = graph_time(lambda: x0.topk(k, dim=1), iters=5, reps=3)
                     bytes_rw = B * V * x.element_size() * 2
                     roof = bytes_rw / (bw * 1e12) * 1e6

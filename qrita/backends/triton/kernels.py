@@ -49,9 +49,9 @@ snap_hi = _portable(core_search.snap_hi)
 topk_num_ties = _portable(core_search.topk_num_ties)
 
 # dtype codes (constexpr)
-F32: tl.constexpr = 0
-F16: tl.constexpr = 1
-BF16: tl.constexpr = 2
+F32 = tl.constexpr(0)
+F16 = tl.constexpr(1)
+BF16 = tl.constexpr(2)
 
 
 @triton.jit
@@ -110,21 +110,20 @@ def weight_of(value, m, INF_MODE):
 
 
 @triton.jit
-def row_params(row, k_ptr, k_scalar, p_ptr, p_scalar, V, K_MODE: tl.constexpr, P_MODE: tl.constexpr):
-    """(k_active, K, p_mode, p): p_mode 0 = off, 1 = top-1, 2 = top-p."""
-    if K_MODE == 2:
+def row_params(row, k_ptr, k_scalar, p_ptr, p_scalar, V, k_mode, p_mode_arg):
+    """(k_active, K, p_mode, p) of a row; modes: 0 absent, 1 scalar, 2 per-row array.
+
+    p_mode: 0 = no top-p, 1 = top-1 (p <= 0), 2 = top-p.
+    """
+    k = tl.cast(k_scalar, tl.int64)
+    if k_mode == 2:
         k = tl.load(k_ptr + row).to(tl.int64)
-    elif K_MODE == 1:
-        k = tl.cast(k_scalar, tl.int64)
-    else:
-        k = tl.zeros((), tl.int64)
+    k = tl.where(k_mode == 0, 0, k)
     k_active = (k > 0) & (k < V)
-    if P_MODE == 2:
+    p = tl.cast(p_scalar, tl.float32)
+    if p_mode_arg == 2:
         p = tl.load(p_ptr + row).to(tl.float32)
-    elif P_MODE == 1:
-        p = tl.cast(p_scalar, tl.float32)
-    else:
-        p = tl.full((), 1.0, tl.float32)
+    p = tl.where(p_mode_arg == 0, 1.0, p)
     p_mode = tl.where(p >= 1.0, 0, tl.where(p <= 0.0, 1, 2))
     p_mode = tl.where(p != p, 0, p_mode)  # NaN: no top-p
     return k_active, k, p_mode, p
@@ -165,14 +164,13 @@ def row_cut_key(x_row, stride_xv, V, k_active, k, p_mode, p, topk_lut_ptr, topp_
     return tl.where(usable, key, 0).to(tl.int64)
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["V", "row0", "k_scalar", "p_scalar", "k_mode", "p_mode", "n_spans"])
 def span_kernel(
     x_ptr, stride_xb, stride_xv, V, row0,
-    k_ptr, k_scalar, p_ptr, p_scalar,
+    k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode,
     topk_lut_ptr, topp_lut_ptr,
-    cand_ptr, part_i_ptr, part_f_ptr,
-    N_SPANS: tl.constexpr, SPAN: tl.constexpr, SPAN_CAP: tl.constexpr, BLOCK: tl.constexpr,
-    K_MODE: tl.constexpr, P_MODE: tl.constexpr,
+    cand_ptr, part_i_ptr, part_f_ptr, n_spans,
+    SPAN: tl.constexpr, SPAN_CAP: tl.constexpr, BLOCK: tl.constexpr,
     DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr, KEY_POS_INF: tl.constexpr,
     SAMPLE: tl.constexpr, LUT_STEPS: tl.constexpr, TOPK_LUT_N: tl.constexpr, TOPP_LUT_N: tl.constexpr,
 ):
@@ -181,10 +179,10 @@ def span_kernel(
     span = tl.program_id(1)
     row = (row0 + slot).to(tl.int64)
     x_row = x_ptr + row * stride_xb
-    k_active, k, p_mode, p = row_params(row, k_ptr, k_scalar, p_ptr, p_scalar, V, K_MODE, P_MODE)
-    cut = row_cut_key(x_row, stride_xv, V, k_active, k, p_mode, p, topk_lut_ptr, topp_lut_ptr,
+    k_active, k, row_p_mode, p = row_params(row, k_ptr, k_scalar, p_ptr, p_scalar, V, k_mode, p_mode)
+    cut = row_cut_key(x_row, stride_xv, V, k_active, k, row_p_mode, p, topk_lut_ptr, topp_lut_ptr,
                       DTYPE, W, SAMPLE, LUT_STEPS, TOPK_LUT_N, TOPP_LUT_N)
-    cand_base = cand_ptr + (slot.to(tl.int64) * N_SPANS + span) * SPAN_CAP
+    cand_base = cand_ptr + (slot.to(tl.int64) * n_spans + span) * SPAN_CAP
 
     m = tl.full((), float("-inf"), tl.float32)  # max over finite entries
     z = tl.zeros((), tl.float32)  # sum exp(x - m), finite entries
@@ -229,7 +227,7 @@ def span_kernel(
         pos = n_cand + tl.cumsum(c, axis=0) - 1
         tl.store(cand_base + pos, key.to(tl.uint32).to(tl.int32, bitcast=True), mask=cand & (pos < SPAN_CAP))
         n_cand += tl.sum(c, axis=0)
-    pi = part_i_ptr + (slot.to(tl.int64) * N_SPANS + span) * 8
+    pi = part_i_ptr + (slot.to(tl.int64) * n_spans + span) * 8
     tl.store(pi + 0, n_cand.to(tl.int64))
     tl.store(pi + 1, n_keep.to(tl.int64))
     tl.store(pi + 2, n_inf.to(tl.int64))
@@ -238,7 +236,7 @@ def span_kernel(
     tl.store(pi + 5, kmax)
     tl.store(pi + 6, nmax.to(tl.int64))
     tl.store(pi + 7, cut)
-    pf = part_f_ptr + (slot.to(tl.int64) * N_SPANS + span) * 4
+    pf = part_f_ptr + (slot.to(tl.int64) * n_spans + span) * 4
     tl.store(pf + 0, m)
     tl.store(pf + 1, z)
     tl.store(pf + 2, cmass)
@@ -246,22 +244,22 @@ def span_kernel(
 
 @triton.jit
 def load_source(x_row, stride_xv, V, cand_row, part_i_row, c, FROM_BUF, lo,
-                SPAN_CAP: tl.constexpr, SBLOCK: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr):
-    """Chunk ``c`` of the search source: keys (int64) and validity, dead entries (<= lo) invalid.
+                SPAN_CAP: tl.constexpr, CB: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr):
+    """Chunk ``c`` of a search source in memory: keys (int64) and validity (dead keys <= lo are invalid).
 
-    From the candidate buffer, chunk c covers span c // (SPAN_CAP // SBLOCK);
-    from the row, chunk c covers entries [c * SBLOCK, (c + 1) * SBLOCK).
+    From the candidate buffer, chunk c covers span c // (SPAN_CAP // CB);
+    from the row, chunk c covers entries [c * CB, (c + 1) * CB).
     """
     if FROM_BUF:
-        per_span = SPAN_CAP // SBLOCK
+        per_span = SPAN_CAP // CB
         span = c // per_span
-        j = (c % per_span) * SBLOCK + tl.arange(0, SBLOCK)
+        j = (c % per_span) * CB + tl.arange(0, CB)
         n = tl.load(part_i_row + span * 8).to(tl.int32)
         valid = j < n
         key = tl.load(cand_row + tl.cast(span, tl.int64) * SPAN_CAP + j, mask=valid, other=0)
         key = key.to(tl.uint32, bitcast=True).to(tl.int64)
     else:
-        offs = tl.cast(c, tl.int64) * SBLOCK + tl.arange(0, SBLOCK).to(tl.int64)
+        offs = tl.cast(c, tl.int64) * CB + tl.arange(0, CB).to(tl.int64)
         valid = offs < V
         raw = tl.load(x_row + offs * stride_xv, mask=valid, other=0.0)
         key = tl.where(valid, keys_of(raw, DTYPE, W), 0).to(tl.int64)
@@ -270,34 +268,51 @@ def load_source(x_row, stride_xv, V, cand_row, part_i_row, c, FROM_BUF, lo,
 
 
 @triton.jit
-def round_stats(x_row, stride_xv, V, cand_row, part_i_row, n_chunks, FROM_BUF, lo, taus, m, inf_mode,
-                COUNT: tl.constexpr, NP: tl.constexpr, SPAN_CAP: tl.constexpr, SBLOCK: tl.constexpr,
-                DTYPE: tl.constexpr, W: tl.constexpr):
-    """For each pivot tau[j] (vector [NP]): C(tau), zmn, n(zmn) and zmx (largest key <= tau).
+def lane_stats(key, valid, w, taus, COUNT: tl.constexpr):
+    """Per pivot lane: mass and count above tau, zmn, n(zmn), zmx (largest key <= tau)."""
+    k2 = key[:, None]
+    gt = valid[:, None] & (k2 > taus[None, :])
+    cnt = tl.sum(gt.to(tl.int64), axis=0)
+    if COUNT:
+        mass = cnt.to(tl.float32)
+    else:
+        mass = tl.sum(tl.where(gt, w[:, None], 0.0), axis=0)
+    zmn = tl.min(tl.where(gt, k2, 0xFFFFFFFFF), axis=0)
+    n = tl.sum((gt & (k2 == zmn[None, :])).to(tl.int64), axis=0)
+    zmx = tl.max(tl.where(valid[:, None] & (gt == 0), k2, 0), axis=0)
+    return mass, cnt, zmn, n, zmx
 
-    One pass over the source; chunk results are merged in chunk order.
+
+@triton.jit
+def round_stats(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, cand_row, part_i_row, n_chunks, lo, taus,
+                m, inf_mode, COUNT: tl.constexpr, NP: tl.constexpr, SPAN_CAP: tl.constexpr, CB: tl.constexpr,
+                DTYPE: tl.constexpr, W: tl.constexpr):
+    """Lane stats of every pivot over the source: 0 = registers, 1 = candidate buffer, 2 = row.
+
+    Chunks are merged in chunk order, so sums are deterministic.
     """
-    c_acc = tl.zeros((NP,), tl.float32)
-    c_cnt = tl.zeros((NP,), tl.int64)
-    zmn = tl.full((NP,), 0xFFFFFFFFF, tl.int64)
-    nmn = tl.zeros((NP,), tl.int64)
-    zmx = tl.zeros((NP,), tl.int64)
-    for c in range(n_chunks):
-        key, valid = load_source(x_row, stride_xv, V, cand_row, part_i_row, c, FROM_BUF, lo,
-                                 SPAN_CAP, SBLOCK, DTYPE, W)
-        k2 = key[:, None]
-        gt = valid[:, None] & (k2 > taus[None, :])
-        if COUNT:
-            c_cnt += tl.sum(gt.to(tl.int64), axis=0)
-        else:
-            w = weight_of(value_of_key(key, DTYPE, W), m, inf_mode)
-            c_acc += tl.sum(tl.where(gt, w[:, None], 0.0), axis=0)
-        bmin = tl.min(tl.where(gt, k2, 0xFFFFFFFFF), axis=0)
-        bn = tl.sum((gt & (k2 == bmin[None, :])).to(tl.int64), axis=0)
-        nmn = tl.where(bmin < zmn, bn, tl.where(bmin == zmn, nmn + bn, nmn))
-        zmn = tl.minimum(zmn, bmin)
-        zmx = tl.maximum(zmx, tl.max(tl.where(valid[:, None] & ~gt, k2, 0), axis=0))
-    return c_acc, c_cnt, zmn, nmn, zmx
+    if src == 0:
+        mass, cnt, zmn, nmn, zmx = lane_stats(keys_reg, valid_reg & (keys_reg > lo), w_reg, taus, COUNT)
+    else:
+        mass = tl.zeros((NP,), tl.float32)
+        cnt = tl.zeros((NP,), tl.int64)
+        zmn = tl.full((NP,), 0xFFFFFFFFF, tl.int64)
+        nmn = tl.zeros((NP,), tl.int64)
+        zmx = tl.zeros((NP,), tl.int64)
+        for c in range(n_chunks):
+            key, valid = load_source(x_row, stride_xv, V, cand_row, part_i_row, c, src == 1, lo, SPAN_CAP, CB,
+                                     DTYPE, W)
+            if COUNT:
+                w = tl.zeros((CB,), tl.float32)
+            else:
+                w = weight_of(value_of_key(key, DTYPE, W), m, inf_mode)
+            b_mass, b_cnt, b_zmn, b_n, b_zmx = lane_stats(key, valid, w, taus, COUNT)
+            mass += b_mass
+            cnt += b_cnt
+            nmn = tl.where(b_zmn < zmn, b_n, tl.where(b_zmn == zmn, nmn + b_n, nmn))
+            zmn = tl.minimum(zmn, b_zmn)
+            zmx = tl.maximum(zmx, b_zmx)
+    return mass, cnt, zmn, nmn, zmx
 
 
 @triton.jit
@@ -307,16 +322,16 @@ def pick(vec, idx, j):
 
 
 @triton.jit
-def search(x_row, stride_xv, V, cand_row, part_i_row, n_chunks, FROM_BUF, lo, hi, target, m, inf_mode,
-           COUNT: tl.constexpr, NP: tl.constexpr, MAX_ROUNDS: tl.constexpr, SPAN_CAP: tl.constexpr,
-           SBLOCK: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr):
-    """The pivot search of qrita.core.search: returns (z_star, above, n_eq).
+def search(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, cand_row, part_i_row, n_chunks, lo, hi, target,
+           m, inf_mode, COUNT: tl.constexpr, NP: tl.constexpr, MAX_ROUNDS: tl.constexpr, SPAN_CAP: tl.constexpr,
+           CB: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr):
+    """The pivot search of qrita.core.search: returns (z_star, mass above, count above, n_eq).
 
     NP lanes evaluate pivots lo + (hi - lo) * j // NP, j = 0..NP-1 (lane 0 is
     ``lo`` itself; NP = 4 is the paper's three interior pivots).  Visiting the
     pivots in increasing order ends at the largest one with C >= T, so only
-    that one is classified (see the numpy backend for the argument), then
-    lo/hi are narrowed and snapped to present keys.
+    that one is classified (the argument is in the numpy backend), then lo/hi
+    are narrowed and snapped to present keys.
     """
     idx = tl.arange(0, NP)
     done = lo < 0  # False, as a tensor
@@ -328,34 +343,31 @@ def search(x_row, stride_xv, V, cand_row, part_i_row, n_chunks, FROM_BUF, lo, hi
     while (rounds < MAX_ROUNDS) & (done == 0):
         forced = hi - lo <= 1
         taus = tl.where(forced, hi - 1, pivot(lo, hi, idx.to(tl.int64), NP - 1))
-        c_acc, c_cnt, zmn, nmn, zmx = round_stats(x_row, stride_xv, V, cand_row, part_i_row, n_chunks, FROM_BUF,
-                                                  lo, taus, m, inf_mode, COUNT, NP, SPAN_CAP, SBLOCK, DTYPE, W)
+        mass, cnt, zmn, nmn, zmx = round_stats(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, cand_row,
+                                               part_i_row, n_chunks, lo, taus, m, inf_mode, COUNT, NP, SPAN_CAP,
+                                               CB, DTYPE, W)
         if COUNT:
-            cval = c_cnt.to(tl.float32)
-            ok = c_cnt >= target.to(tl.int64)
+            ok = cnt >= target.to(tl.int64)
         else:
-            cval = c_acc
-            ok = c_acc >= target
+            ok = mass >= target
         a = tl.max(tl.where(ok, idx, 0), axis=0)
-        tau_a = pick(taus, idx, a)
         zmn_a = pick(zmn, idx, a)
         n_a = pick(nmn, idx, a)
+        cnt_a = pick(cnt, idx, a)
         if COUNT:
-            c_a = pick(c_cnt, idx, a)
-            w_a = n_a
-            state = classify_pivot(c_a, w_a, target.to(tl.int64), forced)
+            state = classify_pivot(cnt_a, n_a, target.to(tl.int64), forced)
+            mass_a = cnt_a.to(tl.float32)
+            w_a = n_a.to(tl.float32)
         else:
-            c_a = pick(c_acc, idx, a)
+            mass_a = pick(mass, idx, a)
             w_a = n_a.to(tl.float32) * weight_of(value_of_key(zmn_a, DTYPE, W), m, inf_mode)
-            state = classify_pivot(c_a, w_a, target, forced)
+            state = classify_pivot(mass_a, w_a, target, forced)
         if state == 1:
             done = lo >= 0
             z_star = zmn_a
             n_eq = n_a
-            if COUNT:
-                above_n = c_a - w_a
-            else:
-                above = c_a - w_a
+            above = mass_a - w_a
+            above_n = cnt_a - n_a
         else:
             new_lo = narrow_lo(lo, state, zmn_a)
             has_next = a + 1 < NP
@@ -370,51 +382,69 @@ def search(x_row, stride_xv, V, cand_row, part_i_row, n_chunks, FROM_BUF, lo, hi
 
 
 @triton.jit
-def count_above(x_row, stride_xv, V, cand_row, part_i_row, n_chunks, FROM_BUF, lo, tau, m, inf_mode,
-                COUNT: tl.constexpr, SPAN_CAP: tl.constexpr, SBLOCK: tl.constexpr, DTYPE: tl.constexpr,
-                W: tl.constexpr):
-    """(mass above tau, count above tau, n(zmn), zmn) with one lane."""
+def stats_above(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, cand_row, part_i_row, n_chunks, lo, tau, m,
+                inf_mode, SPAN_CAP: tl.constexpr, CB: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr):
+    """(mass above tau, count above tau) over the source."""
     taus = tl.full((2,), 0, tl.int64) + tau
-    c_acc, c_cnt, zmn, nmn, zmx = round_stats(x_row, stride_xv, V, cand_row, part_i_row, n_chunks, FROM_BUF,
-                                              lo, taus, m, inf_mode, COUNT, 2, SPAN_CAP, SBLOCK, DTYPE, W)
+    mass, cnt, _zmn, _n, _zmx = round_stats(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, cand_row,
+                                            part_i_row, n_chunks, lo, taus, m, inf_mode, False, 2, SPAN_CAP, CB,
+                                            DTYPE, W)
     idx = tl.arange(0, 2)
-    return pick(c_acc, idx, 0), pick(c_cnt, idx, 0)
+    return pick(mass, idx, 0), pick(cnt, idx, 0)
 
 
 @triton.jit
-def topp_ties(target, mass_above, weight, n_eq, TIES_ALL: tl.constexpr):
+def topp_ties(target, mass_above, weight, n_eq, ties_all):
     """qrita.core.search.topp_num_ties with Triton's ceil."""
     need = tl.where(weight > 0, (target - mass_above) / weight, n_eq.to(tl.float32))
     n = tl.ceil(need).to(tl.int64)
     n = tl.where(need == need, n, n_eq)
     n = tl.minimum(tl.maximum(n, 1), n_eq)
-    if TIES_ALL:
-        n = n_eq
-    return n
+    return tl.where(ties_all != 0, n_eq, n)
 
 
 @triton.jit
+def gather_registers(cand_row, n_cand_s, n_cand, N_SPANS_P2: tl.constexpr, SPAN_CAP: tl.constexpr,
+                     REG_CAP: tl.constexpr):
+    """The candidates of all spans, in span then index order, as one register block [REG_CAP]."""
+    i = tl.arange(0, REG_CAP).to(tl.int64)
+    ends = tl.cumsum(n_cand_s, axis=0)  # [N_SPANS_P2]
+    starts = ends - n_cand_s
+    span = tl.sum((i[:, None] >= ends[None, :]).to(tl.int64), axis=1)
+    sidx = tl.arange(0, N_SPANS_P2).to(tl.int64)
+    start = tl.sum(tl.where(sidx[None, :] == span[:, None], starts[None, :], 0), axis=1)
+    valid = i < n_cand
+    key = tl.load(cand_row + span * SPAN_CAP + (i - start), mask=valid, other=0)
+    return key.to(tl.uint32, bitcast=True).to(tl.int64), valid
+
+
+@triton.jit(do_not_specialize=["V", "row0", "k_scalar", "p_scalar", "k_mode", "p_mode_arg", "ties_all",
+                               "truncation", "n_spans"])
 def finish_kernel(
     x_ptr, stride_xb, stride_xv, V, row0,
-    k_ptr, k_scalar, p_ptr, p_scalar,
-    cand_ptr, part_i_ptr, part_f_ptr,
+    k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode_arg, ties_all, truncation,
+    cand_ptr, part_i_ptr, part_f_ptr, n_spans,
     thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr,
-    N_SPANS: tl.constexpr, N_SPANS_P2: tl.constexpr, SPAN_CAP: tl.constexpr, SBLOCK: tl.constexpr,
-    TRUNCATION: tl.constexpr,
-    K_MODE: tl.constexpr, P_MODE: tl.constexpr, TIES_ALL: tl.constexpr, NP: tl.constexpr,
+    N_SPANS_P2: tl.constexpr, SPAN_CAP: tl.constexpr, CB: tl.constexpr,
+    REG_CAP: tl.constexpr, NP: tl.constexpr,
     MAX_ROUNDS: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr,
 ):
+    """One row: combine span partials, search, tie rules, outputs.
+
+    The request's modes are runtime arguments, so one compiled kernel per
+    (dtype, vocabulary geometry) serves every request.
+    """
     slot = tl.program_id(0)
     row = (row0 + slot).to(tl.int64)
     x_row = x_ptr + row * stride_xb
-    k_active, k, p_mode, p = row_params(row, k_ptr, k_scalar, p_ptr, p_scalar, V, K_MODE, P_MODE)
-    part_i_row = part_i_ptr + slot.to(tl.int64) * N_SPANS * 8
-    part_f_row = part_f_ptr + slot.to(tl.int64) * N_SPANS * 4
-    cand_row = cand_ptr + slot.to(tl.int64) * N_SPANS * SPAN_CAP
+    k_active, k, p_mode, p = row_params(row, k_ptr, k_scalar, p_ptr, p_scalar, V, k_mode, p_mode_arg)
+    part_i_row = part_i_ptr + slot.to(tl.int64) * n_spans * 8
+    part_f_row = part_f_ptr + slot.to(tl.int64) * n_spans * 4
+    cand_row = cand_ptr + slot.to(tl.int64) * n_spans * SPAN_CAP
 
     # --- combine span partials in span order ---------------------------------------
     sidx = tl.arange(0, N_SPANS_P2)
-    sval = sidx < N_SPANS
+    sval = sidx < n_spans
     pi = part_i_row + sidx * 8
     n_cand_s = tl.load(pi + 0, mask=sval, other=0)
     n_cand = tl.sum(n_cand_s, axis=0)
@@ -438,46 +468,41 @@ def finish_kernel(
     z_all = tl.where(inf_mode, n_inf.to(tl.float32), z_all)
     cmass = tl.where(inf_mode, n_inf.to(tl.float32), cmass)
 
-    # --- hit or miss -----------------------------------------------------------------
+    # --- hit or miss, and where the search reads from ------------------------------------
     K = tl.minimum(k, n_keep)
-    usable = TRUNCATION & (cut > 0) & (overflow == 0)
-    hit_k = usable & (n_cand >= K)
-    hit_p = usable & (cmass >= p * z_all)
-    hit = tl.where(k_active, hit_k, (p_mode == 2) & hit_p)
+    usable = (truncation != 0) & (cut > 0) & (overflow == 0)
+    hit = tl.where(k_active, usable & (n_cand >= K), (p_mode == 2) & usable & (cmass >= p * z_all))
     lo0 = tl.where(hit, cut, KEY_NEG_INF).to(tl.int64)
-    n_chunks = tl.where(hit, N_SPANS * (SPAN_CAP // SBLOCK), tl.cdiv(V, SBLOCK))
-    from_buf = hit
+    src = tl.where(hit, tl.where(n_cand <= REG_CAP, 0, 1), 2)
+    n_chunks = tl.where(src == 1, n_spans * (SPAN_CAP // CB), tl.cdiv(V, CB))
+    keys_reg, valid_reg = gather_registers(cand_row, n_cand_s, tl.where(src == 0, n_cand, 0), N_SPANS_P2,
+                                           SPAN_CAP, REG_CAP)
+    w_reg = weight_of(value_of_key(keys_reg, DTYPE, W), m, inf_mode)
 
     # --- top-k stage -----------------------------------------------------------------
     z_k = kmin
     nties_k = nmin
     above_k = n_keep - nmin
-    n_k_all = nmin
-    if K_MODE != 0:
+    n_total = nmin  # entries of the row equal to the final threshold
+    if True:
         if k_active & (n_keep > 0):
-            zk, _a, above_n, n_k = search(x_row, stride_xv, V, cand_row, part_i_row, n_chunks, from_buf, lo0, kmax,
-                                          K.to(tl.float32), m, inf_mode, True, NP, MAX_ROUNDS, SPAN_CAP, SBLOCK,
-                                          DTYPE, W)
+            zk, _mass, above_n, n_k = search(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, cand_row,
+                                             part_i_row, n_chunks, lo0, kmax, K.to(tl.float32), m, inf_mode, True,
+                                             NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W)
             z_k = zk
             above_k = above_n
-            n_k_all = n_k
-            nties_k = topk_num_ties(K, above_n, n_k, TIES_ALL)
+            n_total = n_k
+            nties_k = topk_num_ties(K, above_n, n_k, ties_all)
     z = z_k
     nties = nties_k
     count = above_k + nties_k
-    n_total = nmin  # entries of the row equal to z
-    if K_MODE != 0:
-        n_total = tl.where(k_active, n_k_all, nmin)
 
     # --- top-p stage -------------------------------------------------------------------
-    if P_MODE != 0:
+    if p_mode_arg != 0:
         if (p_mode == 1) & (n_keep > 0):  # p <= 0: the best token (or its tie group)
             n_best = tl.where(kmax == z_k, nties_k, nmax)
             z = kmax
-            if TIES_ALL:
-                nties = n_best
-            else:
-                nties = tl.zeros((), tl.int64) + 1
+            nties = tl.where(ties_all != 0, n_best, 1)
             count = nties
             n_total = nmax
         if (p_mode == 2) & (n_keep > 0):
@@ -485,24 +510,22 @@ def finish_kernel(
             target = p * z_all
             boundary_at_zk = False
             if k_active:
-                mass_above_zk, _cnt = count_above(x_row, stride_xv, V, cand_row, part_i_row, n_chunks, from_buf,
-                                                  lo0, z_k, m, inf_mode, False, SPAN_CAP, SBLOCK, DTYPE, W)
+                mass_above_zk, _c = stats_above(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, cand_row,
+                                                part_i_row, n_chunks, lo0, z_k, m, inf_mode, SPAN_CAP, CB, DTYPE, W)
                 w_zk = weight_of(value_of_key(z_k, DTYPE, W), m, inf_mode)
                 target = p * (mass_above_zk + nties_k.to(tl.float32) * w_zk)
                 lo_p = z_k
-                if mass_above_zk < target:
+                if mass_above_zk < target:  # the boundary is the top-k boundary group itself
                     boundary_at_zk = True
-                    nties = topp_ties(target, mass_above_zk, w_zk, nties_k, TIES_ALL)
+                    nties = topp_ties(target, mass_above_zk, w_zk, nties_k, ties_all)
                     z = z_k
                     count = above_k + nties
             if boundary_at_zk == 0:
-                zp, mass_above, _n, n_p = search(x_row, stride_xv, V, cand_row, part_i_row, n_chunks, from_buf, lo_p,
-                                                 kmax, target, m, inf_mode, False, NP, MAX_ROUNDS, SPAN_CAP, SBLOCK,
-                                                 DTYPE, W)
+                zp, mass_above, cnt_above, n_p = search(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V,
+                                                        cand_row, part_i_row, n_chunks, lo_p, kmax, target, m,
+                                                        inf_mode, False, NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W)
                 w_z = weight_of(value_of_key(zp, DTYPE, W), m, inf_mode)
-                nties = topp_ties(target, mass_above, w_z, n_p, TIES_ALL)
-                _mass, cnt_above = count_above(x_row, stride_xv, V, cand_row, part_i_row, n_chunks, from_buf,
-                                               lo0, zp, m, inf_mode, True, SPAN_CAP, SBLOCK, DTYPE, W)
+                nties = topp_ties(target, mass_above, w_z, n_p, ties_all)
                 z = zp
                 count = cnt_above + nties
                 n_total = n_p
@@ -511,14 +534,14 @@ def finish_kernel(
     nties = tl.where(empty, 0, nties)
     count = tl.where(empty, 0, count)
 
-    # --- index of the last kept entry equal to z: only when ties are cut by index --------
+    # --- index of the last kept entry equal to z: only when a tie group is cut ---------
     cut_idx = tl.where(empty, -1, tl.cast(V, tl.int64))
     if (nties < n_total) & (empty == 0):
         seen = tl.zeros((), tl.int64)
         c = 0
         found = False
-        while (found == 0) & (c < tl.cdiv(V, SBLOCK)):
-            offs = tl.cast(c, tl.int64) * SBLOCK + tl.arange(0, SBLOCK).to(tl.int64)
+        while (found == 0) & (c < tl.cdiv(V, CB)):
+            offs = tl.cast(c, tl.int64) * CB + tl.arange(0, CB).to(tl.int64)
             inb = offs < V
             raw = tl.load(x_row + offs * stride_xv, mask=inb, other=0.0)
             key = tl.where(inb, keys_of(raw, DTYPE, W), 0).to(tl.int64)

@@ -15,7 +15,7 @@ from ...core.spec import NUM_PIVOTS, SAMPLE_SIZE, TIES_ALL, TOPK_LUT_STEPS_PER_O
 from ..base import Request, SelectResult
 from . import kernels
 
-DTYPE_CODE = {"float32": kernels.F32, "float16": kernels.F16, "bfloat16": kernels.BF16}
+DTYPE_CODE = {"float32": kernels.F32.value, "float16": kernels.F16.value, "bfloat16": kernels.BF16.value}
 TORCH_DTYPE = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 # Geometry.  A row is cut into spans of SPAN entries (a function of V only, so
@@ -23,12 +23,14 @@ TORCH_DTYPE = {"float32": torch.float32, "float16": torch.float16, "bfloat16": t
 MAX_SPAN = 16384
 BLOCK = 2048  # entries per iteration of the span pass
 SPAN_CAP = 1024  # candidates kept per span; more is a truncation miss
-SBLOCK = 512  # keys per chunk of the search
+CB = 1024  # keys per chunk of a search over memory (== SPAN_CAP: one chunk per span)
+REG_CAP = 4096  # candidates searched in registers
 SCRATCH_BYTES = 8 << 20  # candidate buffer budget per wave
 
 
 def span_of(V: int) -> int:
-    return max(BLOCK, min(MAX_SPAN, triton.next_power_of_2(V)))
+    """Entries per span: fixed, so that few kernels are compiled (one span for V <= SPAN)."""
+    return MAX_SPAN
 
 
 @functools.lru_cache(maxsize=16)
@@ -66,6 +68,9 @@ def run_select(x: torch.Tensor, req: Request):
     if B > 0:
         k_mode, k_t, k_s = _per_row(req.k, B, dev, torch.int64)
         p_mode, p_t, p_s = _per_row(req.p, B, dev, torch.float32)
+        # fixed Python types: one compiled signature whatever the request
+        k_s = max(min(int(k_s), 2**62), -(2**62))
+        p_s = float(p_s)
         k_ptr = k_t if k_t is not None else thr_key
         p_ptr = p_t if p_t is not None else thr_key
         topk_lut, topp_lut = _luts(str(dev))
@@ -81,11 +86,10 @@ def run_select(x: torch.Tensor, req: Request):
             rows = min(wave, B - row0)
             kernels.span_kernel[(rows, n_spans)](
                 x, x.stride(0), x.stride(1), V, row0,
-                k_ptr, k_s, p_ptr, p_s,
+                k_ptr, k_s, p_ptr, p_s, k_mode, p_mode,
                 topk_lut, topp_lut,
-                cand, part_i, part_f,
-                N_SPANS=n_spans, SPAN=span, SPAN_CAP=SPAN_CAP, BLOCK=BLOCK,
-                K_MODE=k_mode, P_MODE=p_mode,
+                cand, part_i, part_f, n_spans,
+                SPAN=span, SPAN_CAP=SPAN_CAP, BLOCK=BLOCK,
                 KEY_NEG_INF=kc.key_neg_inf, KEY_POS_INF=kc.key_pos_inf,
                 SAMPLE=SAMPLE_SIZE, LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE,
                 TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size,
@@ -93,15 +97,14 @@ def run_select(x: torch.Tensor, req: Request):
             )
             kernels.finish_kernel[(rows,)](
                 x, x.stride(0), x.stride(1), V, row0,
-                k_ptr, k_s, p_ptr, p_s,
-                cand, part_i, part_f,
+                k_ptr, k_s, p_ptr, p_s, k_mode, p_mode, 1 if req.ties == TIES_ALL else 0, int(truncation),
+                cand, part_i, part_f, n_spans,
                 thr_key, thr_bits, num_ties, count, hit, cut_idx,
-                N_SPANS=n_spans, N_SPANS_P2=triton.next_power_of_2(n_spans), SPAN_CAP=SPAN_CAP, SBLOCK=SBLOCK,
-                TRUNCATION=truncation, K_MODE=k_mode, P_MODE=p_mode,
-                TIES_ALL=1 if req.ties == TIES_ALL else 0, NP=np_lanes,
+                N_SPANS_P2=max(16, triton.next_power_of_2(n_spans)), SPAN_CAP=SPAN_CAP, CB=CB, REG_CAP=REG_CAP,
+                NP=np_lanes,
                 MAX_ROUNDS=core_search.max_rounds(kc.width, num_pivots) + 2,
                 KEY_NEG_INF=kc.key_neg_inf,
-                num_warps=4, **common,
+                num_warps=8, **common,
             )
     dtype = TORCH_DTYPE[req.dtype]
     if req.dtype == "float32":
