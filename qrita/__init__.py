@@ -15,6 +15,7 @@ from .errors import (
     QritaValueError,
     UnknownBackendError,
 )
+from .sampling import sample
 from .selection import Selection
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "UnknownBackendError",
     "__version__",
     "available_backends",
+    "sample",
     "select",
     "top_k",
     "top_k_top_p",

@@ -56,7 +56,7 @@ def _convert_array(a: Any, a_lib: str, lib: str, like: Any) -> Any:
         torch = sys.modules["torch"]
         return torch.from_numpy(np.asarray(a)) if a_lib == "numpy" else torch.from_dlpack(a)
     if lib == "numpy":
-        return a.numpy() if a_lib == "torch" else a
+        return (a.float() if a.dtype == sys.modules["torch"].bfloat16 else a).numpy() if a_lib == "torch" else a
     cupy = sys.modules["cupy"]
     return cupy.from_dlpack(a)
 
@@ -71,7 +71,7 @@ def _per_row(name: str, value: Any, B: int, lib: str, device: str, like: Any, in
         scalar = value.item() if isinstance(value, np.ndarray) else value
         if integer:
             if isinstance(scalar, numbers.Integral):
-                return int(scalar)
+                return max(min(int(scalar), 2**62), -(2**62))  # beyond any V, int64-safe
             raise QritaTypeError(f"k must be an integer or an integer array [B], got {type(scalar).__name__} {scalar!r}")
         if not isinstance(scalar, numbers.Real):
             raise QritaTypeError(f"p must be a real number or a float array [B], got {type(scalar).__name__} {scalar!r}")

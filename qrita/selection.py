@@ -170,17 +170,21 @@ class Selection:
         if lib == "torch":
             torch = sys.modules["torch"]
             width = int(self._count.max().item()) if B else 0
-            masked = torch.where(keep, x.float() + 0.0, torch.full((), float("-inf"), device=x.device))
+            # float64 logits rank in float64 (float32 would merge distinct values into ties)
+            wide = x.double() if x.dtype == torch.float64 else x.float()
+            masked = torch.where(keep, wide + 0.0, torch.full((), float("-inf"), dtype=wide.dtype, device=x.device))
             _, order = torch.sort(masked, dim=1, descending=True, stable=True)
             order = order[:, :width].to(torch.int64)
             cols = torch.arange(width, device=x.device)[None, :]
             return torch.where(cols < self._count[:, None], order, torch.full_like(order, -1))
         cupy = sys.modules["cupy"]
         width = int(self._count.max()) if B else 0
-        masked = cupy.where(keep, x.astype(cupy.float32) + 0.0, cupy.float32(-np.inf))
+        wide = cupy.float64 if x.dtype == cupy.float64 else cupy.float32
+        masked = cupy.where(keep, x.astype(wide) + 0.0, wide(-np.inf))
         # cupy has no stable descending sort: sort ascending on (-value, index)
         idx = cupy.broadcast_to(cupy.arange(x.shape[1]), x.shape)
-        order = cupy.lexsort(cupy.stack([idx.reshape(-1), (-masked).reshape(-1), cupy.repeat(cupy.arange(B), x.shape[1])]))
+        rows = cupy.repeat(cupy.arange(B), x.shape[1])
+        order = cupy.lexsort(cupy.stack([idx.reshape(-1), (-masked).reshape(-1), rows]))
         order = (order.reshape(B, x.shape[1]) % x.shape[1])[:, :width].astype(cupy.int64)
         cols = cupy.arange(width)[None, :]
         return cupy.where(cols < self._count[:, None], order, -1)
