@@ -89,7 +89,9 @@ def resolve(name: str, req: Request) -> Backend:
         if isinstance(backend, str):
             reasons.append(f"{candidate}: {backend}")
             continue
-        reason = backend.unavailable_reason() or backend.cannot_run(req, explicit=False)
+        # device/library fit first: it needs no import, so "auto" on CPU arrays
+        # never loads a GPU library
+        reason = backend.cannot_run(req, explicit=False) or backend.unavailable_reason()
         if reason is None:
             return backend
         reasons.append(f"{candidate}: {reason}")

@@ -69,13 +69,13 @@ class TritonBackend(Backend):
     def select(self, req: Request) -> SelectResult:
         from .launch import run_select
 
-        return _in_caller_library(req, run_select(_as_torch(req), req))[0]
+        return _in_caller_library(req, run_select(_as_torch(req), _torch_request(req)))[0]
 
     def top_k_top_p(self, req: Request, mask_value: float, out):
         from .launch import run_mask, run_select
 
         x = _as_torch(req)
-        result, aux = run_select(x, req)
+        result, aux = run_select(x, _torch_request(req))
         target = x if out is not None else None
         masked = run_mask(x, aux, mask_value, target)
         if out is not None:
@@ -83,15 +83,25 @@ class TritonBackend(Backend):
         return _to_caller(masked, req)
 
 
-def _as_torch(req: Request):
-    """The logits as a torch tensor sharing memory with the caller's array."""
+def _as_torch(req: Request, a=None):
+    """``a`` (default: the logits) as a torch tensor sharing memory with the caller's array."""
     import torch
 
-    if req.lib == "torch":
-        return req.logits
+    a = req.logits if a is None else a
+    if req.lib == "torch" or isinstance(a, (int, float)) or a is None:
+        return a
     if req.lib == "cupy":
-        return torch.from_dlpack(req.logits)
-    return torch.from_numpy(req.logits)
+        return torch.from_dlpack(a)
+    return torch.from_numpy(a)
+
+
+def _torch_request(req: Request) -> Request:
+    """The request with per-row k/p as torch tensors (zero-copy from cupy/numpy)."""
+    import dataclasses
+
+    if req.lib == "torch":
+        return req
+    return dataclasses.replace(req, k=_as_torch(req, req.k), p=_as_torch(req, req.p))
 
 
 def _to_caller(t, req: Request):

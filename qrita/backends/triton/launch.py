@@ -24,7 +24,7 @@ MAX_SPAN = 16384
 BLOCK = 2048  # entries per iteration of the span pass
 SPAN_CAP = 1024  # candidates kept per span; more is a truncation miss
 CB = 1024  # keys per chunk of a search over memory (== SPAN_CAP: one chunk per span)
-REG_CAP = 4096  # candidates searched in registers
+REG_CAP = 2048  # candidates searched in registers
 SCRATCH_BYTES = 8 << 20  # candidate buffer budget per wave
 
 
@@ -74,11 +74,17 @@ def run_select(x: torch.Tensor, req: Request):
         k_ptr = k_t if k_t is not None else thr_key
         p_ptr = p_t if p_t is not None else thr_key
         topk_lut, topp_lut = _luts(str(dev))
-        span = span_of(V)
+        # test/ablation knobs (powers of two): small spans drive the split-row and
+        # buffer paths at interpreter-sized V
+        span = int(req.options.get("span", span_of(V)))
+        span_cap = int(req.options.get("span_cap", SPAN_CAP))
+        reg_cap = int(req.options.get("reg_cap", REG_CAP))
+        block = min(BLOCK, span)
+        cb = min(CB, span_cap)
         n_spans = triton.cdiv(V, span)
-        per_row_bytes = n_spans * SPAN_CAP * 4
+        per_row_bytes = n_spans * span_cap * 4
         wave = max(1, min(B, SCRATCH_BYTES // per_row_bytes))
-        cand = torch.empty((wave, n_spans, SPAN_CAP), dtype=torch.int32, device=dev)
+        cand = torch.empty((wave, n_spans, span_cap), dtype=torch.int32, device=dev)
         part_i = torch.empty((wave, n_spans, 8), dtype=torch.int64, device=dev)
         part_f = torch.empty((wave, n_spans, 4), dtype=torch.float32, device=dev)
         common = dict(DTYPE=DTYPE_CODE[req.dtype], W=kc.width)
@@ -89,7 +95,7 @@ def run_select(x: torch.Tensor, req: Request):
                 k_ptr, k_s, p_ptr, p_s, k_mode, p_mode,
                 topk_lut, topp_lut,
                 cand, part_i, part_f, n_spans,
-                SPAN=span, SPAN_CAP=SPAN_CAP, BLOCK=BLOCK,
+                SPAN=span, SPAN_CAP=span_cap, BLOCK=block,
                 KEY_NEG_INF=kc.key_neg_inf, KEY_POS_INF=kc.key_pos_inf,
                 SAMPLE=SAMPLE_SIZE, LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE,
                 TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size,
@@ -100,7 +106,7 @@ def run_select(x: torch.Tensor, req: Request):
                 k_ptr, k_s, p_ptr, p_s, k_mode, p_mode, 1 if req.ties == TIES_ALL else 0, int(truncation),
                 cand, part_i, part_f, n_spans,
                 thr_key, thr_bits, num_ties, count, hit, cut_idx,
-                N_SPANS_P2=max(16, triton.next_power_of_2(n_spans)), SPAN_CAP=SPAN_CAP, CB=CB, REG_CAP=REG_CAP,
+                N_SPANS_P2=max(16, triton.next_power_of_2(n_spans)), SPAN_CAP=span_cap, CB=cb, REG_CAP=reg_cap,
                 NP=np_lanes,
                 MAX_ROUNDS=core_search.max_rounds(kc.width, num_pivots) + 2,
                 KEY_NEG_INF=kc.key_neg_inf,

@@ -1,0 +1,100 @@
+"""Developer and CI sessions.  ``nox -l`` lists them; ``nox`` runs the defaults (lint, tests).
+
+Every session builds its own virtual environment with the standard library's
+``venv``.  torch is pinned to 2.13.0: that CPU wheel is what the CI machines
+install quickly; any other version is a multi-GB download.  Per-session
+environment variables (interpreters, simulators, backend filters) are set here
+and nowhere in the tests.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nox
+
+nox.options.default_venv_backend = "venv"
+nox.options.sessions = ["lint", "tests"]
+nox.options.error_on_missing_interpreters = True
+
+ROOT = Path(__file__).parent
+TORCH = "torch==2.13.0"
+RUFF = "ruff==0.17.6"
+TRITON = "triton==3.9.0"
+# The NVRTC compile check of the cupy backend needs cupy and NVRTC, no GPU.
+CUPY = ("cupy-cuda12x", "nvidia-cuda-nvrtc-cu12")
+# Numpy has no bfloat16; ml_dtypes adds one, so the numpy-bf16 tests run instead of skipping.
+TEST_EXTRAS = ("ml_dtypes",)
+# Simulated backends and the CPU suite must not leak into each other through the caller's shell.
+NO_SIMULATORS = {"TRITON_INTERPRET": "0", "NUMBA_ENABLE_CUDASIM": "0", "QRITA_TEST_BACKENDS": "", "QRITA_CHECK": ""}
+
+
+def _pytest(session: nox.Session, *default_args: str, env: dict[str, str] | None = None) -> None:
+    args = session.posargs or list(default_args)
+    session.run("pytest", *args, env={"QRITA_HYPOTHESIS_PROFILE": "ci", **(env or {})})
+
+
+def _tests_for(prefix: str) -> list[str]:
+    """Backend-specific test files that exist (others add them as their backend grows)."""
+    return sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").glob(f"test_{prefix}*.py"))
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff check over the whole repository."""
+    session.install(RUFF)
+    session.run("ruff", "check", ".")
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """The CPU test suite: the numpy and reference backends, core, oracle, API, errors, CLI.
+
+    GPU backends that cannot run here are reported as skips with their reason;
+    ``-m gpu`` tests skip without a CUDA device.  Pass pytest arguments after
+    ``--``, e.g. ``nox -s tests -- tests/test_core.py -x``.
+    """
+    session.install(TORCH, ".[test]", *TEST_EXTRAS)
+    _pytest(session, "-q", "tests", env=NO_SIMULATORS)
+
+
+@nox.session
+def triton(session: nox.Session) -> None:
+    """The Triton backend under the interpreter (TRITON_INTERPRET=1) on CPU tensors: conformance and properties."""
+    session.install(TORCH, TRITON, ".[test]", *TEST_EXTRAS)
+    env = {**NO_SIMULATORS, "TRITON_INTERPRET": "1", "QRITA_TEST_BACKENDS": "triton"}
+    _pytest(session, "-q", "tests/test_conformance.py", "tests/test_properties.py", *_tests_for("triton"), env=env)
+
+
+@nox.session
+def numba(session: nox.Session) -> None:
+    """The Numba-CUDA backend in the CUDA simulator (NUMBA_ENABLE_CUDASIM=1): conformance and properties."""
+    session.install(TORCH, ".[test,numba]", *TEST_EXTRAS)
+    env = {**NO_SIMULATORS, "NUMBA_ENABLE_CUDASIM": "1", "QRITA_TEST_BACKENDS": "numba"}
+    _pytest(session, "-q", "tests/test_conformance.py", "tests/test_properties.py", *_tests_for("numba"), env=env)
+
+
+@nox.session
+def cupy(session: nox.Session) -> None:
+    """Compile every CuPy kernel instantiation with NVRTC (no GPU needed)."""
+    files = _tests_for("cupy")
+    if not files:
+        session.skip("no tests/test_cupy*.py yet")
+    session.install(TORCH, ".[test]", *CUPY)
+    _pytest(session, "-q", *files, env=NO_SIMULATORS)
+
+
+@nox.session
+def bench_quick(session: nox.Session) -> None:
+    """``qrita bench --quick``: the benchmark harness end to end on a small matrix (here: the CPU)."""
+    session.install(TORCH, ".[bench]")
+    out = session.create_tmp()
+    session.run("qrita", "bench", *(session.posargs or ["--quick", "--out", f"{out}/bench"]), env=NO_SIMULATORS)
+
+
+@nox.session
+def hf(session: nox.Session) -> None:
+    """Opt-in: QritaLogitsWarper inside Hugging Face generate() with tiny random models (no downloads)."""
+    session.install(TORCH, ".[test]", "transformers")
+    files = _tests_for("hf") or ["tests"]
+    _pytest(session, "-q", *files, env={**NO_SIMULATORS, "HF_HUB_OFFLINE": "1"})

@@ -1,0 +1,1155 @@
+// qrita backend "cupy": exact Top-k / Top-p selection as CUDA C++ (builds under HIP too).
+//
+// The host prepends the generated preamble (qrita.core.cgen: spec constants, key
+// mapping, LUTs, the state-machine functions qrita_pivot, qrita_classify_pivot,
+// ...) and defines QRITA_WARP_SIZE from the device.  docs/porting.md explains the
+// layout; shared/ALGORITHM.md the method.  In short, per row:
+//
+//   row_setup      k/p of the row, sample stats of the first SAMPLE_SIZE entries,
+//                  the sigma-truncation cut (a key)
+//   pass_chunk     one read of the row: candidates (key > cut) gathered in index
+//                  order by block prefix sums, row max/min/keepable counts, and for
+//                  top-p-only rows the per-chunk softmax partials
+//   search_row     the pivot search of qrita.core.search over the candidates (the
+//                  whole row on a miss), top-k then top-p, tie rules from core
+//   mask_cols      mask_value wherever the entry is not kept
+//
+// Exactness and determinism: every statistic the search uses is an integer (counts,
+// min/max keys, top-p masses in 64-bit fixed point), so block atomics on them give
+// order-independent results; the only float sum (the softmax denominator of a
+// top-p-only row) is reduced per fixed CHUNK and combined in chunk order.  The
+// answer therefore does not depend on the grid: one block per row and the split
+// path (several blocks per row, combined in order) are bit-identical.
+
+#ifndef QRITA_WARP_SIZE
+#error "QRITA_WARP_SIZE must be defined by the host (the device's warp size)"
+#endif
+
+#if defined(__HIPCC_RTC__) || defined(__HIP_PLATFORM_AMD__)
+#define QRITA_HIP 1
+#endif
+
+typedef unsigned int u32;
+typedef unsigned long long u64;
+typedef long long i64;
+typedef unsigned short u16;
+
+#define QRITA_THREADS 512
+#define QRITA_ITEMS 8                                  // entries per thread per chunk
+#define QRITA_CHUNK (QRITA_THREADS * QRITA_ITEMS)      // fixed: partials never depend on the grid
+#define QRITA_NWARPS (QRITA_THREADS / QRITA_WARP_SIZE)
+#define QRITA_CAP QRITA_CANDIDATE_CAPACITY
+#define QRITA_WIDE_PIVOTS 255                          // 8 key bits a round on large live sets
+#define QRITA_NBINS (QRITA_WIDE_PIVOTS + 1)
+#define QRITA_BINS_PER_LANE (QRITA_NBINS / QRITA_WARP_SIZE)
+#define QRITA_SMALL_LIVE 64                            // live sets this small use NUM_PIVOTS
+#define QRITA_EMPTY_KEY 0xffffffffu                    // "keeps nothing": above every key
+#define QRITA_ALL_TIES 0x7fffffff                      // tie_last when the whole tie group is kept
+
+#if (QRITA_NBINS % QRITA_WARP_SIZE) != 0 || QRITA_NWARPS > QRITA_WARP_SIZE
+#error "unsupported warp size"
+#endif
+
+// ---- warp primitives: CUDA needs the *_sync forms, HIP has no masks -------------------------
+#ifdef QRITA_HIP
+#define QRITA_SHFL_XOR(v, m) __shfl_xor((v), (m), QRITA_WARP_SIZE)
+#define QRITA_SHFL_UP(v, d) __shfl_up((v), (d), QRITA_WARP_SIZE)
+#define QRITA_SHFL_DOWN(v, d) __shfl_down((v), (d), QRITA_WARP_SIZE)
+#else
+#if QRITA_WARP_SIZE != 32
+#error "on CUDA, QRITA_WARP_SIZE must be the warp size of the device"
+#endif
+#define QRITA_FULL_MASK 0xffffffffu
+#define QRITA_SHFL_XOR(v, m) __shfl_xor_sync(QRITA_FULL_MASK, (v), (m))
+#define QRITA_SHFL_UP(v, d) __shfl_up_sync(QRITA_FULL_MASK, (v), (d))
+#define QRITA_SHFL_DOWN(v, d) __shfl_down_sync(QRITA_FULL_MASK, (v), (d))
+#endif
+
+// ---- dtypes: raw bits in memory (16-bit stays 16-bit), keys from the preamble -------------
+struct qrita_float32 {
+    typedef u32 bits_t;
+    static constexpr u32 NAN_BITS = 0x7fc00000u;
+    static constexpr u32 KEY_NEG_INF = QRITA_FLOAT32_KEY_NEG_INF;
+    static constexpr u32 KEY_POS_INF = QRITA_FLOAT32_KEY_POS_INF;
+    static constexpr int MAX_ROUNDS = QRITA_MAX_ROUNDS_32;
+    static __device__ __forceinline__ u32 key(bits_t b) { return qrita_key_from_bits_float32(b); }
+    static __device__ __forceinline__ bits_t bits(u32 k) { return qrita_bits_from_key_float32(k); }
+    static __device__ __forceinline__ float value(bits_t b) { return __uint_as_float(b); }
+    // the cut as a value of this dtype (false when it is not finite here)
+    static __device__ __forceinline__ bool cut_bits(double t, bits_t* out) {
+        u32 u = __float_as_uint((float)t);
+        if ((u & 0x7f800000u) == 0x7f800000u) return false;
+        *out = u;
+        return true;
+    }
+};
+
+struct qrita_bfloat16 {
+    typedef u16 bits_t;
+    static constexpr u16 NAN_BITS = 0x7fc0u;
+    static constexpr u32 KEY_NEG_INF = QRITA_BFLOAT16_KEY_NEG_INF;
+    static constexpr u32 KEY_POS_INF = QRITA_BFLOAT16_KEY_POS_INF;
+    static constexpr int MAX_ROUNDS = QRITA_MAX_ROUNDS_16;
+    static __device__ __forceinline__ u32 key(bits_t b) { return qrita_key_from_bits_bfloat16(b); }
+    static __device__ __forceinline__ bits_t bits(u32 k) { return qrita_bits_from_key_bfloat16(k); }
+    static __device__ __forceinline__ float value(bits_t b) { return __uint_as_float(((u32)b) << 16); }
+    static __device__ __forceinline__ bool cut_bits(double t, bits_t* out) {
+        u32 u = __float_as_uint((float)t);
+        if ((u & 0x7f800000u) == 0x7f800000u) return false;
+        *out = (bits_t)(u >> 16);  // truncation: still a value, so still a valid cut
+        return true;
+    }
+};
+
+struct qrita_float16 {
+    typedef u16 bits_t;
+    static constexpr u16 NAN_BITS = 0x7e00u;
+    static constexpr u32 KEY_NEG_INF = QRITA_FLOAT16_KEY_NEG_INF;
+    static constexpr u32 KEY_POS_INF = QRITA_FLOAT16_KEY_POS_INF;
+    static constexpr int MAX_ROUNDS = QRITA_MAX_ROUNDS_16;
+    static __device__ __forceinline__ u32 key(bits_t b) { return qrita_key_from_bits_float16(b); }
+    static __device__ __forceinline__ bits_t bits(u32 k) { return qrita_bits_from_key_float16(k); }
+    // exact half -> float by bit manipulation (no cuda_fp16.h: nothing to find at run time)
+    static __device__ __forceinline__ float value(bits_t b) {
+        u32 sign = ((u32)b & 0x8000u) << 16;
+        u32 e = ((u32)b >> 10) & 0x1fu;
+        u32 m = (u32)b & 0x3ffu;
+        if (e == 0x1fu) return __uint_as_float(sign | 0x7f800000u | (m << 13));
+        if (e == 0u) {
+            float v = (float)m * 5.9604644775390625e-8f;  // m * 2^-24, exact
+            return sign ? -v : v;
+        }
+        return __uint_as_float(sign | ((e + 112u) << 23) | (m << 13));
+    }
+    static __device__ __forceinline__ bool cut_bits(double t, bits_t* out) {
+        u32 u = __float_as_uint((float)t);
+        if ((u & 0x7f800000u) == 0x7f800000u) return false;
+        u32 sign = (u >> 16) & 0x8000u;
+        int e = (int)((u >> 23) & 0xffu) - 127 + 15;
+        u32 mant = u & 0x7fffffu;
+        if (e >= 31) return false;  // beyond the half range: no cut
+        u32 h;
+        if (e <= 0) {               // rounds toward zero into the subnormals
+            h = (e < -10) ? sign : (sign | ((mant | 0x800000u) >> (14 - e)));
+        } else {
+            h = sign | ((u32)e << 10) | (mant >> 13);
+        }
+        *out = (bits_t)h;
+        return true;
+    }
+};
+
+// ---- shared memory of one block ---------------------------------------------------------------
+struct Smem {
+    u32 cand_key[QRITA_CAP];  // candidates in index order
+    int cand_col[QRITA_CAP];
+    u64 bin_mass[QRITA_NBINS];
+    u32 bin_cnt[QRITA_NBINS];
+    u32 bin_min[QRITA_NBINS];
+    u32 bin_max[QRITA_NBINS];
+    u32 tau[QRITA_NBINS];     // tau[j - 1] = pivot j
+    u64 red[QRITA_NWARPS + 1];
+    u32 scan[QRITA_NWARPS];
+    u64 bcast[10];
+};
+
+// The block's shared memory, at namespace scope so that non-inlined functions address it as
+// shared memory (a reference parameter would become a generic pointer).
+__shared__ Smem qrita_sm;
+
+struct Partial {  // integer partials of a slice of a row: combined in any order, same result
+    u32 max_key, n_max, min_key, n_min, n_keep, n_cand;
+};
+
+struct ZPart {    // softmax partial of one CHUNK: sum of exp(x - m) over its keepable entries
+    float m;
+    float pad;
+    double s;
+};
+
+struct RowInfo {  // what masking needs of a row
+    u32 thr_key;
+    int tie_last;
+};
+
+// The host sizes the scratch with these (qrita/backends/cupy/_module.py).
+static_assert(sizeof(Partial) == 24, "Partial is 24 bytes on the host side");
+static_assert(sizeof(ZPart) == 16, "ZPart is 16 bytes on the host side");
+static_assert(sizeof(RowInfo) == 8, "RowInfo is 8 bytes on the host side");
+
+struct OpSum {
+    template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
+};
+struct OpMin {
+    template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return b < a ? b : a; }
+};
+struct OpMax {
+    template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a < b ? b : a; }
+};
+
+template <typename T, typename Op>
+__device__ __forceinline__ T warp_allreduce(T v, Op op) {
+    for (int o = QRITA_WARP_SIZE / 2; o > 0; o >>= 1) v = op(v, QRITA_SHFL_XOR(v, o));
+    return v;
+}
+
+// Every thread gets the block's reduction (fixed tree: deterministic for floats too).
+template <typename T, typename Op>
+__device__ T block_allreduce(T v, Op op, T identity) {
+    T* buf = reinterpret_cast<T*>(qrita_sm.red);
+    const int lane = threadIdx.x % QRITA_WARP_SIZE, warp = threadIdx.x / QRITA_WARP_SIZE;
+    v = warp_allreduce(v, op);
+    if (lane == 0) buf[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        T w = lane < QRITA_NWARPS ? buf[lane] : identity;
+        w = warp_allreduce(w, op);
+        if (lane == 0) buf[QRITA_NWARPS] = w;
+    }
+    __syncthreads();
+    T r = buf[QRITA_NWARPS];
+    __syncthreads();
+    return r;
+}
+
+// Exclusive prefix sum over the block in thread order; *total gets the sum.
+__device__ u32 block_exclusive_scan(u32 v, u32* total) {
+    const int lane = threadIdx.x % QRITA_WARP_SIZE, warp = threadIdx.x / QRITA_WARP_SIZE;
+    u32 x = v;
+    for (int o = 1; o < QRITA_WARP_SIZE; o <<= 1) {
+        u32 t = QRITA_SHFL_UP(x, o);
+        if (lane >= o) x += t;
+    }
+    if (lane == QRITA_WARP_SIZE - 1) qrita_sm.scan[warp] = x;
+    __syncthreads();
+    if (warp == 0) {
+        u32 w = lane < QRITA_NWARPS ? qrita_sm.scan[lane] : 0u;
+        for (int o = 1; o < QRITA_WARP_SIZE; o <<= 1) {
+            u32 t = QRITA_SHFL_UP(w, o);
+            if (lane >= o) w += t;
+        }
+        if (lane < QRITA_NWARPS) qrita_sm.scan[lane] = w;
+    }
+    __syncthreads();
+    u32 before = warp > 0 ? qrita_sm.scan[warp - 1] : 0u;
+    *total = qrita_sm.scan[QRITA_NWARPS - 1];
+    __syncthreads();
+    return before + x - v;
+}
+
+// ---- row parameters and the sigma-truncation cut --------------------------------------------
+struct RowParams {
+    i64 k;
+    int k_active;  // 0 < k < V
+    int p_mode;    // 0: no top-p, 1: top-1 (p <= 0), 2: top-p
+    double p;
+    int cut_ok;
+    u32 cut_key;   // candidates are the keys above it
+};
+
+struct RowArgs {   // kernel arguments shared by every kernel that sets a row up
+    i64 k_scalar;
+    const i64* k_rows;
+    double p_scalar;
+    const void* p_rows;
+    int p_kind;    // 0: scalar, 1: float32 [B], 2: float64 [B]
+    int truncation;
+};
+
+template <class Tr>
+__device__ RowParams row_setup(const typename Tr::bits_t* xrow, i64 stride_v, int V, int row, const RowArgs& a) {
+    RowParams rp;
+    i64 k = a.k_rows ? a.k_rows[row] : a.k_scalar;
+    rp.k = k;
+    rp.k_active = (k > 0 && k < (i64)V) ? 1 : 0;
+    double p = a.p_scalar;
+    if (a.p_kind == 1) p = (double)static_cast<const float*>(a.p_rows)[row];
+    if (a.p_kind == 2) p = static_cast<const double*>(a.p_rows)[row];
+    if (p != p) p = 1.0;  // NaN: no top-p
+    rp.p = p;
+    rp.p_mode = p >= 1.0 ? 0 : (p <= 0.0 ? 1 : 2);
+    rp.cut_ok = 0;
+    rp.cut_key = 0;
+    if (!a.truncation || !(rp.k_active || rp.p_mode == 2)) return rp;
+
+    // mean and std of the finite entries among the first SAMPLE_SIZE (float64, two passes)
+    const int n = V < QRITA_SAMPLE_SIZE ? V : QRITA_SAMPLE_SIZE;
+    double s = 0.0;
+    u32 cnt = 0;
+    for (int i = threadIdx.x; i < n; i += QRITA_THREADS) {
+        typename Tr::bits_t b = xrow[(i64)i * stride_v];
+        u32 key = Tr::key(b);
+        if (key > Tr::KEY_NEG_INF && key < Tr::KEY_POS_INF) {
+            s += (double)Tr::value(b);
+            ++cnt;
+        }
+    }
+    u32 n_finite = block_allreduce(cnt, OpSum(), 0u);
+    double total = block_allreduce(s, OpSum(), 0.0);
+    if (n_finite < 2) return rp;
+    double mu = total / (double)n_finite;
+    double q = 0.0;
+    for (int i = threadIdx.x; i < n; i += QRITA_THREADS) {
+        typename Tr::bits_t b = xrow[(i64)i * stride_v];
+        u32 key = Tr::key(b);
+        if (key > Tr::KEY_NEG_INF && key < Tr::KEY_POS_INF) {
+            double d = (double)Tr::value(b) - mu;
+            q += d * d;
+        }
+    }
+    double sigma = sqrt(block_allreduce(q, OpSum(), 0.0) / (double)n_finite);
+    double delta = rp.k_active ? (double)qrita_topk_delta[qrita_topk_lut_index<int>(k, V)]
+                               : (double)qrita_topp_delta[qrita_topp_lut_index<int>(p)] + sigma;
+    typename Tr::bits_t cut;
+    if (Tr::cut_bits(mu + delta * sigma, &cut)) {
+        rp.cut_ok = 1;
+        rp.cut_key = Tr::key(cut);
+    }
+    return rp;
+}
+
+// ---- the pass ---------------------------------------------------------------------------------
+struct PassState {  // per-thread running partials
+    u32 max_key, n_max, min_key, n_min, n_keep;
+};
+
+__device__ __forceinline__ void pass_state_init(PassState& ps) {
+    ps.max_key = 0u;
+    ps.n_max = 0u;
+    ps.min_key = QRITA_EMPTY_KEY;
+    ps.n_min = 0u;
+    ps.n_keep = 0u;
+}
+
+// ITEMS consecutive entries from col0 (NaN bits past the end: NaN is never anything)
+template <class Tr>
+__device__ __forceinline__ void load_items(const typename Tr::bits_t* xrow, i64 stride_v, int V, int vec, int col0,
+                                           typename Tr::bits_t (&b)[QRITA_ITEMS]) {
+    if (vec && col0 + QRITA_ITEMS <= V) {
+        const uint4* p = reinterpret_cast<const uint4*>(xrow + col0);
+        if constexpr (sizeof(typename Tr::bits_t) == 2) {
+            uint4 v = p[0];
+            u32 w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                b[2 * i] = (u16)(w[i] & 0xffffu);
+                b[2 * i + 1] = (u16)(w[i] >> 16);
+            }
+        } else {
+            uint4 v0 = p[0], v1 = p[1];
+            b[0] = v0.x; b[1] = v0.y; b[2] = v0.z; b[3] = v0.w;
+            b[4] = v1.x; b[5] = v1.y; b[6] = v1.z; b[7] = v1.w;
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < QRITA_ITEMS; ++i) {
+            int c = col0 + i;
+            b[i] = c < V ? xrow[(i64)c * stride_v] : (typename Tr::bits_t)Tr::NAN_BITS;
+        }
+    }
+}
+
+// One CHUNK of a row.  Candidates go to ckey/ccol[*n_cand ...] (while < CAP) in index order;
+// *n_cand counts all of them.  Uniform control flow: every thread calls it.
+template <class Tr>
+__device__ void pass_chunk(const typename Tr::bits_t* xrow, i64 stride_v, int V, int vec, int chunk,
+                           const RowParams& rp, bool need_z, PassState& ps, u32* ckey, int* ccol, u32* n_cand,
+                           ZPart* zrow) {
+    const int col0 = chunk * QRITA_CHUNK + threadIdx.x * QRITA_ITEMS;
+    typename Tr::bits_t b[QRITA_ITEMS];
+    load_items<Tr>(xrow, stride_v, V, vec, col0, b);
+    u32 key[QRITA_ITEMS];
+    u32 mine = 0;
+#pragma unroll
+    for (int i = 0; i < QRITA_ITEMS; ++i) {
+        key[i] = Tr::key(b[i]);
+        if (key[i] > Tr::KEY_NEG_INF) {
+            ++ps.n_keep;
+            if (key[i] > ps.max_key) { ps.max_key = key[i]; ps.n_max = 0; }
+            if (key[i] == ps.max_key) ++ps.n_max;
+            if (key[i] < ps.min_key) { ps.min_key = key[i]; ps.n_min = 0; }
+            if (key[i] == ps.min_key) ++ps.n_min;
+        }
+        if (rp.cut_ok && key[i] > rp.cut_key) ++mine;
+    }
+    if (rp.cut_ok) {
+        u32 total;
+        u32 pos = *n_cand + block_exclusive_scan(mine, &total);
+        if (mine) {
+#pragma unroll
+            for (int i = 0; i < QRITA_ITEMS; ++i) {
+                if (key[i] > rp.cut_key) {
+                    if (pos < QRITA_CAP) {
+                        ckey[pos] = key[i];
+                        ccol[pos] = col0 + i;
+                    }
+                    ++pos;
+                }
+            }
+        }
+        *n_cand += total;
+    }
+    if (need_z) {
+        float mt = -__int_as_float(0x7f800000);
+        for (int i = 0; i < QRITA_ITEMS; ++i)
+            if (key[i] > Tr::KEY_NEG_INF) mt = fmaxf(mt, Tr::value(b[i]));
+        const float mc = block_allreduce(mt, OpMax(), -__int_as_float(0x7f800000));
+        double st = 0.0;
+        if (mc == __int_as_float(0x7f800000)) {  // +inf entries share the mass
+            for (int i = 0; i < QRITA_ITEMS; ++i) st += key[i] == Tr::KEY_POS_INF ? 1.0 : 0.0;
+        } else if (mc > -__int_as_float(0x7f800000)) {
+            float s = 0.0f;
+            for (int i = 0; i < QRITA_ITEMS; ++i)
+                if (key[i] > Tr::KEY_NEG_INF) s += expf(Tr::value(b[i]) - mc);
+            st = (double)s;
+        }
+        const double sc = block_allreduce(st, OpSum(), 0.0);
+        if (threadIdx.x == 0) {
+            zrow[chunk].m = mc;
+            zrow[chunk].s = sc;
+        }
+    }
+}
+
+__device__ Partial pass_finish(const PassState& ps, u32 n_cand) {
+    Partial t;
+    t.max_key = block_allreduce(ps.max_key, OpMax(), 0u);
+    t.n_max = block_allreduce(ps.max_key == t.max_key ? ps.n_max : 0u, OpSum(), 0u);
+    t.min_key = block_allreduce(ps.min_key, OpMin(), QRITA_EMPTY_KEY);
+    t.n_min = block_allreduce(ps.min_key == t.min_key ? ps.n_min : 0u, OpSum(), 0u);
+    t.n_keep = block_allreduce(ps.n_keep, OpSum(), 0u);
+    t.n_cand = n_cand;
+    return t;
+}
+
+__device__ __forceinline__ void partial_combine(Partial& t, const Partial& o) {
+    if (o.max_key > t.max_key) { t.max_key = o.max_key; t.n_max = 0; }
+    if (o.max_key == t.max_key) t.n_max += o.n_max;
+    if (o.min_key < t.min_key) { t.min_key = o.min_key; t.n_min = 0; }
+    if (o.min_key == t.min_key) t.n_min += o.n_min;
+    t.n_keep += o.n_keep;
+    t.n_cand += o.n_cand;
+}
+
+// ---- what the search runs over: the candidates in shared memory, or the whole row ----------
+struct CandSource {
+    static constexpr bool ROW = false;
+    const u32* keys;
+    const int* cols;
+    int n;
+    __device__ __forceinline__ int size() const { return n; }
+    __device__ __forceinline__ void get(int i, u32& key, int& col) const { key = keys[i]; col = cols[i]; }
+};
+
+template <class Tr>
+struct RowSource {
+    static constexpr bool ROW = true;
+    const typename Tr::bits_t* x;
+    i64 stride_v;
+    int V;
+    int vec;
+    __device__ __forceinline__ int size() const { return V; }
+    __device__ __forceinline__ void get(int i, u32& key, int& col) const {
+        key = Tr::key(x[(i64)i * stride_v]);
+        col = i;
+    }
+};
+
+template <class Src, class F>
+__device__ __forceinline__ void for_each(const Src& src, F f) {
+    const int n = src.size();
+    for (int i = threadIdx.x; i < n; i += QRITA_THREADS) {
+        u32 key;
+        int col;
+        src.get(i, key, col);
+        f(key);
+    }
+}
+
+// The row a CHUNK at a time, two chunks in flight (16-byte loads when contiguous).  Entries
+// past the end come as NaN bits (key 0), which no caller counts: every live key is > 0.
+template <class Tr, class F>
+__device__ __forceinline__ void for_each(const RowSource<Tr>& row, F f) {
+    const int nchunks = (row.V + QRITA_CHUNK - 1) / QRITA_CHUNK;
+    for (int c = 0; c < nchunks; c += 2) {
+        const int col0 = c * QRITA_CHUNK + threadIdx.x * QRITA_ITEMS;
+        typename Tr::bits_t b0[QRITA_ITEMS], b1[QRITA_ITEMS];
+        load_items<Tr>(row.x, row.stride_v, row.V, row.vec, col0, b0);
+        load_items<Tr>(row.x, row.stride_v, row.V, row.vec, col0 + QRITA_CHUNK, b1);
+#pragma unroll
+        for (int i = 0; i < QRITA_ITEMS; ++i) f(Tr::key(b0[i]));
+#pragma unroll
+        for (int i = 0; i < QRITA_ITEMS; ++i) f(Tr::key(b1[i]));
+    }
+}
+
+// Top-p weights in 64-bit fixed point: q(w) = round(w * 2^F), w = exp(x - m) <= 1, with
+// F chosen by the host so that V * 2^F <= 2^62.  Integer sums are exact in any order.
+template <class Tr>
+struct Weights {
+    float m;
+    int m_inf;     // the row max is +inf: the +inf entries share the mass
+    double scale;  // 2^F
+    __device__ __forceinline__ u64 q(u32 key) const {
+        if (m_inf) return key == Tr::KEY_POS_INF ? (u64)scale : 0ull;
+        float v = Tr::value(Tr::bits(key));
+        return (u64)((double)expf(v - m) * scale + 0.5);
+    }
+};
+
+struct SearchResult {
+    u32 z;          // boundary key z*
+    u64 above;      // C(z*): count or mass strictly above
+    u32 n;          // entries equal to z*
+    u32 above_cnt;  // how many entries are strictly above
+    u64 target;     // the target used (clamped to C(lo0): see pivot_search)
+    int ok;         // 1 found; 0 the invariant broke (a bug); 2 continue over sm.cand_* (internal)
+    int clobbered;  // sm.cand_* was overwritten by a compaction
+};
+
+// The state of a search between rounds; ``base`` is the count/mass of the entries above
+// every key the source holds (non-zero once a row search moved to shared memory).
+struct SearchState {
+    u64 lo, hi, base, target;
+    u32 base_cnt, live;
+    int round;
+};
+
+// #{j : tau_j < key} for a live key (> lo); keys above hi go to the top bucket.
+__device__ __forceinline__ int bucket_of(u32 key, u64 lo, u64 hi, int P, const u32* tau) {
+    if ((u64)key > hi) return P;
+    const float est = (float)((u64)key - lo) * ((float)(P + 1) / (float)(hi - lo));
+    int b = est >= (float)P ? P : (int)est;  // a guess; the two loops make it exact
+    while (b < P && key > tau[b]) ++b;
+    while (b > 0 && key <= tau[b - 1]) --b;
+    return b;
+}
+
+// Pass B over the row: count the keys equal to zmn and, if compact, gather the live keys of
+// bucket a into sm.cand_* in index order (block prefix sums per CHUNK).  Returns the count.
+template <class Tr>
+__device__ __noinline__ u32 row_count_compact(const RowSource<Tr>& row, u32 zmn, bool compact, u64 lo, u64 hi, int P, int a,
+                                 u32* n_compacted) {
+    const int nchunks = (row.V + QRITA_CHUNK - 1) / QRITA_CHUNK;
+    u32 eq = 0, base = 0;
+    for (int c = 0; c < nchunks; ++c) {
+        const int col0 = c * QRITA_CHUNK + threadIdx.x * QRITA_ITEMS;
+        typename Tr::bits_t b[QRITA_ITEMS];
+        load_items<Tr>(row.x, row.stride_v, row.V, row.vec, col0, b);
+        u32 key[QRITA_ITEMS];
+        u32 mine = 0;
+#pragma unroll
+        for (int i = 0; i < QRITA_ITEMS; ++i) {
+            key[i] = Tr::key(b[i]);
+            eq += key[i] == zmn ? 1u : 0u;
+            const bool take = compact && (u64)key[i] > lo && bucket_of(key[i], lo, hi, P, qrita_sm.tau) == a;
+            key[i] = take ? key[i] : 0u;  // 0 (the NaN key) marks "not taken": live keys are > 0
+            mine += take ? 1u : 0u;
+        }
+        if (compact) {
+            u32 total;
+            u32 pos = base + block_exclusive_scan(mine, &total);
+#pragma unroll
+            for (int i = 0; i < QRITA_ITEMS; ++i) {
+                if (key[i] != 0u) {
+                    qrita_sm.cand_key[pos] = key[i];
+                    qrita_sm.cand_col[pos] = col0 + i;
+                    ++pos;
+                }
+            }
+            base += total;
+        }
+    }
+    *n_compacted = base;
+    return block_allreduce(eq, OpSum(), 0u);
+}
+
+// The state machine of qrita.core.search on the live keys (lo, hi] of src.  MASS: weights
+// are Weights::q (top-p), else 1 (top-k).  One round: one pass buckets the keys by P pivots
+// (count, mass, min and max key per bucket: integer atomics), warp 0 finds the largest pivot
+// a with C(tau_a) >= T (visiting the pivots in increasing order ends there: see the numpy
+// backend), and a second pass counts the entries equal to zmn.  On the row, that second pass
+// also gathers bucket a (the next live range) into shared memory when it fits; the search
+// then returns ok = 2 and goes on over shared memory (search() below).
+template <class Tr, bool MASS, class Src>
+__device__ __noinline__ SearchResult pivot_search(const Src& src, SearchState& st, const Weights<Tr>& wt) {
+    const int lane = threadIdx.x % QRITA_WARP_SIZE, warp = threadIdx.x / QRITA_WARP_SIZE;
+    SearchResult res;
+    res.ok = 0;
+    res.clobbered = 0;
+    for (; st.round < Tr::MAX_ROUNDS; ++st.round) {
+        u64 lo = st.lo, hi = st.hi;
+        const int forced = (hi - lo <= 1) ? 1 : 0;
+        const int P = forced ? 1 : (st.live > QRITA_SMALL_LIVE ? QRITA_WIDE_PIVOTS : QRITA_NUM_PIVOTS);
+        for (int j = threadIdx.x; j < QRITA_NBINS; j += QRITA_THREADS) {
+            if (j < P) qrita_sm.tau[j] = (u32)(forced ? hi - 1 : qrita_pivot<u64>(lo, hi, (u64)(j + 1), (u64)P));
+            qrita_sm.bin_cnt[j] = 0u;
+            qrita_sm.bin_mass[j] = 0ull;
+            qrita_sm.bin_min[j] = QRITA_EMPTY_KEY;
+            qrita_sm.bin_max[j] = 0u;
+        }
+        __syncthreads();
+        for_each(src, [&](u32 key) {
+            if ((u64)key <= lo) return;
+            const int b = bucket_of(key, lo, hi, P, qrita_sm.tau);
+            atomicAdd(&qrita_sm.bin_cnt[b], 1u);
+            if (MASS) atomicAdd(&qrita_sm.bin_mass[b], wt.q(key));
+            atomicMin(&qrita_sm.bin_min[b], key);
+            atomicMax(&qrita_sm.bin_max[b], key);
+        });
+        __syncthreads();
+        if (warp == 0) {
+            // lane owns bins [b0, b0 + BINS_PER_LANE); C_j = base + sum of bins >= j
+            const int b0 = lane * QRITA_BINS_PER_LANE;
+            u64 own = 0;
+            for (int i = 0; i < QRITA_BINS_PER_LANE; ++i) {
+                const int b = b0 + i;
+                if (b <= P) own += MASS ? qrita_sm.bin_mass[b] : (u64)qrita_sm.bin_cnt[b];
+            }
+            u64 suffix = own;  // sum over lanes >= this one
+            for (int o = 1; o < QRITA_WARP_SIZE; o <<= 1) {
+                u64 t = QRITA_SHFL_DOWN(suffix, o);
+                if (lane + o < QRITA_WARP_SIZE) suffix += t;
+            }
+            const u64 above_lane = suffix - own + st.base;
+            u64 target = st.target;
+            if (st.round == 0) {  // C(lo0) < T only through float rounding (p ~ 1): keep all
+                const u64 c_lo = warp_allreduce(own, OpSum()) + st.base;
+                if (c_lo < target) target = c_lo;
+            }
+            int found = 0;
+            u64 run = above_lane;
+            for (int i = QRITA_BINS_PER_LANE - 1; i >= 0; --i) {
+                const int b = b0 + i;
+                if (b > P) continue;
+                run += MASS ? qrita_sm.bin_mass[b] : (u64)qrita_sm.bin_cnt[b];
+                if (b >= 1 && run >= target && found == 0) found = b;
+            }
+            const int a = warp_allreduce(found, OpMax());
+            const int a_eff = forced ? 1 : (a > 0 ? a : 1);
+            u64 c = above_lane;
+            u64 up = 0;      // mass of the bins above a
+            u32 up_cnt = 0;  // and their count
+            u32 cnt_from = 0;
+            u32 zmn = QRITA_EMPTY_KEY, zmx = 0u;
+            for (int i = QRITA_BINS_PER_LANE - 1; i >= 0; --i) {
+                const int b = b0 + i;
+                if (b > P) continue;
+                const u64 m = MASS ? qrita_sm.bin_mass[b] : (u64)qrita_sm.bin_cnt[b];
+                if (b >= a_eff) {
+                    c += m;
+                    cnt_from += qrita_sm.bin_cnt[b];
+                    zmn = qrita_sm.bin_min[b] < zmn ? qrita_sm.bin_min[b] : zmn;
+                }
+                if (b > a) {
+                    up += m;
+                    up_cnt += qrita_sm.bin_cnt[b];
+                }
+                if (b <= a) zmx = qrita_sm.bin_max[b] > zmx ? qrita_sm.bin_max[b] : zmx;
+            }
+            const u32 cc = warp_allreduce(cnt_from, OpSum()) + st.base_cnt;
+            up = warp_allreduce(up, OpSum());
+            up_cnt = warp_allreduce(up_cnt, OpSum());
+            zmn = warp_allreduce(zmn, OpMin());
+            zmx = warp_allreduce(zmx, OpMax());
+            const int owner = a_eff / QRITA_BINS_PER_LANE;
+            if (lane == owner) qrita_sm.bcast[1] = c;
+            if (lane == 0) {
+                qrita_sm.bcast[0] = (u64)a;
+                qrita_sm.bcast[2] = (u64)cc;
+                qrita_sm.bcast[3] = (u64)zmn;
+                qrita_sm.bcast[4] = (u64)zmx;
+                qrita_sm.bcast[5] = up;
+                qrita_sm.bcast[6] = (u64)up_cnt;
+                qrita_sm.bcast[7] = target;
+            }
+        }
+        __syncthreads();
+        const int a = (int)qrita_sm.bcast[0];
+        const u64 c = qrita_sm.bcast[1];
+        const u32 cc = (u32)qrita_sm.bcast[2];
+        const u32 zmn = (u32)qrita_sm.bcast[3];
+        const u32 zmx = (u32)qrita_sm.bcast[4];
+        const u64 up = qrita_sm.bcast[5];
+        const u32 up_cnt = (u32)qrita_sm.bcast[6];
+        st.target = qrita_sm.bcast[7];
+        const u32 in_a = qrita_sm.bin_cnt[a];
+        __syncthreads();
+        bool compact = false;
+        u32 n_compacted = 0;
+        if constexpr (Src::ROW) compact = in_a <= (u32)QRITA_CAP && !forced;
+        if (compact) res.clobbered = 1;
+        if (a == 0 && !forced) {  // BELOW at the first pivot
+            const int state = qrita_classify_pivot<int>(c, (u64)0, st.target, 0);
+            hi = qrita_narrow_hi<u64>(hi, state, (u64)qrita_sm.tau[0]);
+            hi = qrita_snap_hi<u64>(hi, lo, (u64)zmx);
+            if constexpr (Src::ROW) {
+                if (compact) row_count_compact<Tr>(src, zmn, true, lo, st.hi, P, 0, &n_compacted);
+            }
+        } else {
+            u32 n;
+            if constexpr (Src::ROW) {
+                n = row_count_compact<Tr>(src, zmn, compact, lo, st.hi, P, a, &n_compacted);
+            } else {
+                u32 mine = 0;
+                for_each(src, [&](u32 key) { mine += key == zmn ? 1u : 0u; });
+                n = block_allreduce(mine, OpSum(), 0u);
+            }
+            const u64 w = MASS ? (u64)n * wt.q(zmn) : (u64)n;
+            const int state = qrita_classify_pivot<int>(c, w, st.target, forced);
+            if (state == QRITA_STOP) {
+                res.z = zmn;
+                res.above = c - w;
+                res.n = n;
+                res.above_cnt = cc - n;
+                res.target = st.target;
+                res.ok = 1;
+                return res;
+            }
+            lo = qrita_narrow_lo<u64>(lo, state, (u64)zmn);
+            if (a < P) {  // the next pivot is BELOW
+                hi = qrita_narrow_hi<u64>(hi, QRITA_BELOW, (u64)qrita_sm.tau[a]);
+                hi = qrita_snap_hi<u64>(hi, lo, (u64)zmx);
+            }
+        }
+        if (lo >= hi) lo = hi - 1;
+        st.lo = lo;
+        st.hi = hi;
+        st.live = in_a;
+        __syncthreads();
+        if (compact) {  // bucket a is in shared memory; what lies above it becomes the base
+            st.base += up;
+            st.base_cnt += up_cnt;
+            st.live = n_compacted;
+            ++st.round;
+            res.ok = 2;
+            return res;
+        }
+    }
+    return res;  // not reached while the invariant holds (res.ok == 0 reports it)
+}
+
+// The search from (lo, hi] with target T over src (the row moves to shared memory when it can).
+template <class Tr, bool MASS, class Src>
+__device__ SearchResult search(const Src& src, u64 lo, u64 hi, u64 target, const Weights<Tr>& wt) {
+    SearchState st{lo, hi, 0ull, target, 0u, (u32)src.size(), 0};
+    SearchResult r = pivot_search<Tr, MASS>(src, st, wt);
+    if (r.ok == 2) {
+        CandSource gathered{qrita_sm.cand_key, qrita_sm.cand_col, (int)st.live};
+        r = pivot_search<Tr, MASS>(gathered, st, wt);
+        r.clobbered = 1;
+    }
+    return r;
+}
+
+// Sum of the top-p weights of the keys above z (the top-k survivors above the boundary).
+template <class Tr, class Src>
+__device__ __noinline__ u64 mass_above(const Src& src, u32 z, const Weights<Tr>& wt) {
+    u64 mine = 0;
+    for_each(src, [&](u32 key) { if (key > z) mine += wt.q(key); });
+    return block_allreduce(mine, OpSum(), 0ull);
+}
+
+// The column of the nt-th entry equal to z in index order, over the candidates.
+__device__ __noinline__ int last_tie_col_cand(const CandSource& src, u32 z, u32 nt) {
+    const int n = src.size();
+    u32 seen = 0;
+    if (threadIdx.x == 0) qrita_sm.bcast[8] = (u64)(i64)-1;
+    __syncthreads();
+    for (int base = 0; base < n && seen < nt; base += QRITA_THREADS) {
+        const int i = base + threadIdx.x;
+        u32 key = 0u;
+        int col = -1;
+        if (i < n) src.get(i, key, col);
+        const u32 flag = (i < n && key == z) ? 1u : 0u;
+        u32 total;
+        const u32 before = block_exclusive_scan(flag, &total);
+        if (flag && seen + before + 1u == nt) qrita_sm.bcast[8] = (u64)(i64)col;
+        seen += total;
+    }
+    __syncthreads();
+    const int col = (int)(i64)qrita_sm.bcast[8];
+    __syncthreads();
+    return col;
+}
+
+// The same over the row, a CHUNK at a time (ITEMS consecutive entries per thread).
+template <class Tr>
+__device__ __noinline__ int last_tie_col_row(const RowSource<Tr>& row, u32 z, u32 nt) {
+    const int nchunks = (row.V + QRITA_CHUNK - 1) / QRITA_CHUNK;
+    u32 seen = 0;
+    if (threadIdx.x == 0) qrita_sm.bcast[8] = (u64)(i64)-1;
+    __syncthreads();
+    for (int c = 0; c < nchunks && seen < nt; ++c) {
+        const int col0 = c * QRITA_CHUNK + threadIdx.x * QRITA_ITEMS;
+        typename Tr::bits_t b[QRITA_ITEMS];
+        load_items<Tr>(row.x, row.stride_v, row.V, row.vec, col0, b);
+        u32 mine = 0;
+#pragma unroll
+        for (int i = 0; i < QRITA_ITEMS; ++i) mine += Tr::key(b[i]) == z ? 1u : 0u;
+        u32 total;
+        u32 at = seen + block_exclusive_scan(mine, &total);
+        if (mine && at < nt && nt <= at + mine) {
+            for (int i = 0; i < QRITA_ITEMS; ++i) {
+                if (Tr::key(b[i]) == z && ++at == nt) qrita_sm.bcast[8] = (u64)(i64)(col0 + i);
+            }
+        }
+        seen += total;
+    }
+    __syncthreads();
+    const int col = (int)(i64)qrita_sm.bcast[8];
+    __syncthreads();
+    return col;
+}
+
+struct RowOut {
+    u32 thr_key;
+    u32 num_ties;
+    i64 count;
+    int hit;
+    int tie_last;
+    int ok;
+};
+
+// The selection of one row from its setup and pass totals (candidates in sm.cand_*).
+template <class Tr>
+__device__ __noinline__ RowOut search_row(const typename Tr::bits_t* xrow, i64 stride_v, int V, int vec,
+                                          const RowParams& rp, const Partial& t, const ZPart* zrow, int nchunks,
+                                          int ties_all, double scale, int want_tie) {
+    RowOut out;
+    out.hit = 0;
+    out.ok = 1;
+    out.tie_last = -1;
+    if (t.n_keep == 0) {  // nothing keepable: threshold -inf, nothing kept
+        out.thr_key = QRITA_EMPTY_KEY;
+        out.num_ties = 0;
+        out.count = 0;
+        return out;
+    }
+    const u32 hi0 = t.max_key;
+    bool cand_fit = rp.cut_ok && t.n_cand <= (u32)QRITA_CAP;
+    CandSource cand{qrita_sm.cand_key, qrita_sm.cand_col, cand_fit ? (int)t.n_cand : 0};
+    RowSource<Tr> row{xrow, stride_v, V, vec};
+    const u64 lo_row = (u64)Tr::KEY_NEG_INF;
+    const u64 lo_cut = (u64)rp.cut_key;
+    Weights<Tr> wt;
+    wt.m = Tr::value(Tr::bits(hi0));
+    wt.m_inf = hi0 == Tr::KEY_POS_INF ? 1 : 0;
+    wt.scale = scale;
+
+    u32 z, nt, n_eq;
+    i64 count;
+    if (rp.p_mode == 1) {  // p <= 0: the best token (its whole tie group under "all")
+        z = hi0;
+        n_eq = t.n_max;
+        nt = ties_all ? n_eq : 1u;
+        count = nt;
+    } else {
+        // top-k stage
+        u32 zk, nk, ntk;
+        i64 above_k;
+        bool k_hit = false;
+        if (rp.k_active) {
+            k_hit = cand_fit && (i64)t.n_cand >= rp.k;
+            const i64 K = k_hit ? rp.k : (rp.k < (i64)t.n_keep ? rp.k : (i64)t.n_keep);
+            SearchResult r = k_hit ? search<Tr, false>(cand, lo_cut, (u64)hi0, (u64)K, wt)
+                                   : search<Tr, false>(row, lo_row, (u64)hi0, (u64)K, wt);
+            out.ok &= r.ok;
+            if (r.clobbered) cand_fit = false;
+            zk = r.z;
+            nk = r.n;
+            above_k = (i64)r.above_cnt;
+            ntk = qrita_topk_num_ties<u32>(K, above_k, (i64)nk, ties_all);
+            out.hit = k_hit ? 1 : 0;
+        } else {  // every keepable entry survives
+            zk = t.min_key;
+            nk = t.n_min;
+            above_k = (i64)t.n_keep - (i64)t.n_min;
+            ntk = nk;
+        }
+        if (rp.p_mode == 0) {
+            z = zk;
+            n_eq = nk;
+            nt = ntk;
+            count = above_k + ntk;
+        } else if (rp.k_active) {  // top-p over the top-k survivors
+            const u64 above = k_hit ? mass_above<Tr>(cand, zk, wt) : mass_above<Tr>(row, zk, wt);
+            const u64 wz = wt.q(zk);
+            const double zsum = (double)(above + (u64)ntk * wz);
+            u64 target = (u64)(rp.p * zsum + 0.5);
+            if (target < 1ull) target = 1ull;
+            if (above < target) {  // the boundary is the top-k boundary group itself
+                z = zk;
+                n_eq = nk;
+                nt = qrita_topp_num_ties<u32>(target, above, wz, (i64)ntk, ties_all);
+                count = above_k + nt;
+            } else {
+                SearchResult r = k_hit ? search<Tr, true>(cand, (u64)zk, (u64)hi0, target, wt)
+                                       : search<Tr, true>(row, (u64)zk, (u64)hi0, target, wt);
+                out.ok &= r.ok;
+                if (r.clobbered) cand_fit = false;
+                z = r.z;
+                n_eq = r.n;
+                nt = qrita_topp_num_ties<u32>(r.target, r.above, wt.q(r.z), (i64)r.n, ties_all);
+                count = (i64)r.above_cnt + nt;
+            }
+        } else {  // top-p alone: renormalised over the whole row
+            double zsum;
+            if (wt.m_inf) {
+                zsum = (double)t.n_max * scale;
+            } else {
+                double acc = 0.0;  // chunk partials in chunk order: the same for any grid
+                for (int c = 0; c < nchunks; ++c) {
+                    const ZPart zp = zrow[c];
+                    if (zp.m > -__int_as_float(0x7f800000)) acc += zp.s * exp((double)zp.m - (double)wt.m);
+                }
+                zsum = acc * scale;
+            }
+            u64 target = (u64)(rp.p * zsum + 0.5);
+            if (target < 1ull) target = 1ull;
+            bool p_hit = false;
+            if (cand_fit && t.n_cand > 0) p_hit = mass_above<Tr>(cand, rp.cut_key, wt) >= target;
+            SearchResult r = p_hit ? search<Tr, true>(cand, lo_cut, (u64)hi0, target, wt)
+                                   : search<Tr, true>(row, lo_row, (u64)hi0, target, wt);
+            out.ok &= r.ok;
+            if (r.clobbered) cand_fit = false;
+            z = r.z;
+            n_eq = r.n;
+            nt = qrita_topp_num_ties<u32>(r.target, r.above, wt.q(r.z), (i64)r.n, ties_all);
+            count = (i64)r.above_cnt + nt;
+            out.hit = p_hit ? 1 : 0;
+        }
+    }
+    out.thr_key = z;
+    out.num_ties = nt;
+    out.count = count;
+    if (want_tie) {
+        if (nt >= n_eq) {
+            out.tie_last = QRITA_ALL_TIES;
+        } else if (cand_fit && z > rp.cut_key) {  // every entry equal to z is a candidate
+            out.tie_last = last_tie_col_cand(cand, z, nt);
+        } else {
+            out.tie_last = last_tie_col_row<Tr>(row, z, nt);
+        }
+    }
+    return out;
+}
+
+template <class Tr>
+__device__ void write_row(const RowOut& o, int row, typename Tr::bits_t* threshold, int* num_ties, int* count,
+                          unsigned char* hit) {
+    if (threadIdx.x != 0) return;
+    threshold[row] = o.thr_key == QRITA_EMPTY_KEY ? Tr::bits(Tr::KEY_NEG_INF) : Tr::bits(o.thr_key);
+    num_ties[row] = (int)o.num_ties;
+    count[row] = o.ok ? (int)o.count : -1;  // -1: the search broke its invariant (a bug)
+    hit[row] = (unsigned char)o.hit;
+}
+
+template <class Tr>
+__device__ __forceinline__ typename Tr::bits_t masked(typename Tr::bits_t b, int c, u32 thr_key, int tie_last,
+                                                      typename Tr::bits_t mask_bits) {
+    const u32 key = Tr::key(b);
+    return (key > thr_key || (key == thr_key && c <= tie_last)) ? b : mask_bits;
+}
+
+// ITEMS masked entries from col0 to orow (16-byte stores; kept entries keep their bits).
+template <class Tr>
+__device__ __forceinline__ void store_masked(typename Tr::bits_t* orow, int c_end, int col0,
+                                             const typename Tr::bits_t (&b)[QRITA_ITEMS], u32 thr_key, int tie_last,
+                                             typename Tr::bits_t mask_bits) {
+    if (col0 >= c_end) return;
+    typename Tr::bits_t o[QRITA_ITEMS];
+#pragma unroll
+    for (int i = 0; i < QRITA_ITEMS; ++i) o[i] = masked<Tr>(b[i], col0 + i, thr_key, tie_last, mask_bits);
+    if (col0 + QRITA_ITEMS <= c_end) {
+        uint4* p = reinterpret_cast<uint4*>(orow + col0);
+        if constexpr (sizeof(typename Tr::bits_t) == 2) {
+            uint4 v;
+            v.x = (u32)o[0] | ((u32)o[1] << 16);
+            v.y = (u32)o[2] | ((u32)o[3] << 16);
+            v.z = (u32)o[4] | ((u32)o[5] << 16);
+            v.w = (u32)o[6] | ((u32)o[7] << 16);
+            p[0] = v;
+        } else {
+            uint4 v0, v1;
+            v0.x = o[0]; v0.y = o[1]; v0.z = o[2]; v0.w = o[3];
+            v1.x = o[4]; v1.y = o[5]; v1.z = o[6]; v1.w = o[7];
+            p[0] = v0;
+            p[1] = v1;
+        }
+    } else {
+        for (int i = 0; i < QRITA_ITEMS && col0 + i < c_end; ++i) orow[col0 + i] = o[i];
+    }
+}
+
+// Entries of cols [c_begin, c_end) that are not kept become mask_bits.  vec_both: input and
+// output rows are contiguous and 16-byte aligned, and c_begin is a multiple of CHUNK.
+template <class Tr>
+__device__ void mask_cols(const typename Tr::bits_t* xrow, i64 sxv, typename Tr::bits_t* orow, i64 sov, int c_begin,
+                          int c_end, u32 thr_key, int tie_last, typename Tr::bits_t mask_bits, int inplace,
+                          int vec_both) {
+    if (vec_both) {  // two chunks in flight; in place, kept entries are rewritten with their own bits
+        for (int col0 = c_begin + threadIdx.x * QRITA_ITEMS; col0 < c_end; col0 += 2 * QRITA_CHUNK) {
+            typename Tr::bits_t b0[QRITA_ITEMS], b1[QRITA_ITEMS];
+            load_items<Tr>(xrow, 1, c_end, 1, col0, b0);
+            load_items<Tr>(xrow, 1, c_end, 1, col0 + QRITA_CHUNK, b1);
+            store_masked<Tr>(orow, c_end, col0, b0, thr_key, tie_last, mask_bits);
+            store_masked<Tr>(orow, c_end, col0 + QRITA_CHUNK, b1, thr_key, tie_last, mask_bits);
+        }
+        return;
+    }
+    for (int c = c_begin + threadIdx.x; c < c_end; c += QRITA_THREADS) {
+        const typename Tr::bits_t b = xrow[(i64)c * sxv];
+        const typename Tr::bits_t o = masked<Tr>(b, c, thr_key, tie_last, mask_bits);
+        if (!inplace || o != b) orow[(i64)c * sov] = o;
+    }
+}
+
+// ---- kernels ----------------------------------------------------------------------------------
+// One block per row: setup, pass, search, and (do_mask) the masking.
+template <class Tr>
+__device__ void select_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int V, int vec, RowArgs a, int ties_all,
+                            double scale, typename Tr::bits_t* threshold, int* num_ties, int* count,
+                            unsigned char* hit, ZPart* zpart, int do_mask, typename Tr::bits_t* out, i64 sob,
+                            i64 sov, u32 mask_bits, int inplace) {
+    const int row = blockIdx.x;
+    const int nchunks = (V + QRITA_CHUNK - 1) / QRITA_CHUNK;
+    const typename Tr::bits_t* xrow = x + (i64)row * sxb;
+    const RowParams rp = row_setup<Tr>(xrow, sxv, V, row, a);
+    const bool need_z = rp.p_mode == 2 && !rp.k_active;
+    const int vec_out = (vec & 1) && (vec & 2);
+    vec &= 1;
+    ZPart* zrow = zpart + (i64)row * nchunks;
+    PassState ps;
+    pass_state_init(ps);
+    u32 n_cand = 0;
+    for (int c = 0; c < nchunks; ++c)
+        pass_chunk<Tr>(xrow, sxv, V, vec, c, rp, need_z, ps, qrita_sm.cand_key, qrita_sm.cand_col, &n_cand, zrow);
+    const Partial t = pass_finish(ps, n_cand);
+    __threadfence_block();  // the zpart writes of thread 0 are read by every thread below
+    __syncthreads();
+    const RowOut o = search_row<Tr>(xrow, sxv, V, vec, rp, t, zrow, nchunks, ties_all, scale, do_mask);
+    write_row<Tr>(o, row, threshold, num_ties, count, hit);
+    if (do_mask)
+        mask_cols<Tr>(xrow, sxv, out + (i64)row * sob, sov, 0, V, o.thr_key, o.tie_last,
+                      (typename Tr::bits_t)mask_bits, inplace, vec_out);
+}
+
+// Split path, phase 1: block (row, s) runs the pass over slice s of the row's chunks.
+template <class Tr>
+__device__ void partial_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int V, int vec, RowArgs a, int S,
+                             u32* cand_key, int* cand_col, Partial* parts, ZPart* zpart) {
+    const int row = blockIdx.x, s = blockIdx.y;
+    const int nchunks = (V + QRITA_CHUNK - 1) / QRITA_CHUNK;
+    const typename Tr::bits_t* xrow = x + (i64)row * sxb;
+    const RowParams rp = row_setup<Tr>(xrow, sxv, V, row, a);
+    const bool need_z = rp.p_mode == 2 && !rp.k_active;
+    const i64 region = (i64)row * S + s;
+    vec &= 1;
+    PassState ps;
+    pass_state_init(ps);
+    u32 n_cand = 0;
+    const int c0 = (int)((i64)nchunks * s / S), c1 = (int)((i64)nchunks * (s + 1) / S);
+    for (int c = c0; c < c1; ++c)
+        pass_chunk<Tr>(xrow, sxv, V, vec, c, rp, need_z, ps, cand_key + region * QRITA_CAP,
+                       cand_col + region * QRITA_CAP, &n_cand, zpart + (i64)row * nchunks);
+    const Partial t = pass_finish(ps, n_cand);
+    if (threadIdx.x == 0) parts[region] = t;
+}
+
+// Split path, phase 2: one block per row combines the S slices in order and searches.
+template <class Tr>
+__device__ void combine_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int V, int vec, RowArgs a, int S,
+                             int ties_all,
+                             double scale, const u32* cand_key, const int* cand_col, const Partial* parts,
+                             const ZPart* zpart, typename Tr::bits_t* threshold, int* num_ties, int* count,
+                             unsigned char* hit, RowInfo* info, int want_tie) {
+    const int row = blockIdx.x;
+    const int nchunks = (V + QRITA_CHUNK - 1) / QRITA_CHUNK;
+    const typename Tr::bits_t* xrow = x + (i64)row * sxb;
+    const RowParams rp = row_setup<Tr>(xrow, sxv, V, row, a);
+    vec &= 1;
+    Partial t = parts[(i64)row * S];
+    for (int s = 1; s < S; ++s) partial_combine(t, parts[(i64)row * S + s]);
+    if (rp.cut_ok && t.n_cand <= (u32)QRITA_CAP) {  // slices in order: the candidates in index order
+        u32 base = 0;
+        for (int s = 0; s < S; ++s) {
+            const i64 region = (i64)row * S + s;
+            const u32 n = parts[region].n_cand;
+            for (u32 i = threadIdx.x; i < n; i += QRITA_THREADS) {
+                qrita_sm.cand_key[base + i] = cand_key[region * QRITA_CAP + i];
+                qrita_sm.cand_col[base + i] = cand_col[region * QRITA_CAP + i];
+            }
+            base += n;
+        }
+    }
+    __syncthreads();
+    const RowOut o = search_row<Tr>(xrow, sxv, V, vec, rp, t, zpart + (i64)row * nchunks, nchunks, ties_all, scale,
+                                    want_tie);
+    write_row<Tr>(o, row, threshold, num_ties, count, hit);
+    if (threadIdx.x == 0) {
+        info[row].thr_key = o.thr_key;
+        info[row].tie_last = o.tie_last;
+    }
+}
+
+// Masking from RowInfo: block (row, j) handles a slice of cols_per_block columns.
+template <class Tr>
+__device__ void mask_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int V, int vec, const RowInfo* info,
+                          typename Tr::bits_t* out, i64 sob, i64 sov, u32 mask_bits, int inplace, int cols_per_block) {
+    const int row = blockIdx.x;
+    const int c0 = blockIdx.y * cols_per_block;
+    const int c1 = c0 + cols_per_block < V ? c0 + cols_per_block : V;
+    const RowInfo ri = info[row];
+    mask_cols<Tr>(x + (i64)row * sxb, sxv, out + (i64)row * sob, sov, c0, c1, ri.thr_key, ri.tie_last,
+                  (typename Tr::bits_t)mask_bits, inplace, (vec & 1) && (vec & 2));
+}
+
+#define QRITA_KERNELS(NAME, TR)                                                                           \
+    extern "C" __global__ void __launch_bounds__(QRITA_THREADS) select_kernel_##NAME(                     \
+        const TR::bits_t* x, i64 sxb, i64 sxv, int V, int vec, i64 k_scalar, const i64* k_rows,           \
+        double p_scalar, const void* p_rows, int p_kind, int truncation, int ties_all, double scale,       \
+        TR::bits_t* threshold, int* num_ties, int* count, unsigned char* hit, ZPart* zpart, int do_mask,   \
+        TR::bits_t* out, i64 sob, i64 sov, u32 mask_bits, int inplace) {                                  \
+        RowArgs a{k_scalar, k_rows, p_scalar, p_rows, p_kind, truncation};                               \
+        select_rows<TR>(x, sxb, sxv, V, vec, a, ties_all, scale, threshold, num_ties, count, hit, zpart,  \
+                        do_mask, out, sob, sov, mask_bits, inplace);                                       \
+    }                                                                                                     \
+    extern "C" __global__ void __launch_bounds__(QRITA_THREADS) partial_kernel_##NAME(                    \
+        const TR::bits_t* x, i64 sxb, i64 sxv, int V, int vec, i64 k_scalar, const i64* k_rows,           \
+        double p_scalar, const void* p_rows, int p_kind, int truncation, int S, u32* cand_key,            \
+        int* cand_col, Partial* parts, ZPart* zpart) {                                                    \
+        RowArgs a{k_scalar, k_rows, p_scalar, p_rows, p_kind, truncation};                               \
+        partial_rows<TR>(x, sxb, sxv, V, vec, a, S, cand_key, cand_col, parts, zpart);                    \
+    }                                                                                                     \
+    extern "C" __global__ void __launch_bounds__(QRITA_THREADS) combine_kernel_##NAME(                    \
+        const TR::bits_t* x, i64 sxb, i64 sxv, int V, int vec, i64 k_scalar, const i64* k_rows,           \
+        double p_scalar, const void* p_rows, int p_kind, int truncation, int S, int ties_all, double scale,\
+        const u32* cand_key, const int* cand_col, const Partial* parts, const ZPart* zpart,               \
+        TR::bits_t* threshold, int* num_ties, int* count, unsigned char* hit, RowInfo* info,              \
+        int want_tie) {                                                                                   \
+        RowArgs a{k_scalar, k_rows, p_scalar, p_rows, p_kind, truncation};                               \
+        combine_rows<TR>(x, sxb, sxv, V, vec, a, S, ties_all, scale, cand_key, cand_col, parts, zpart,    \
+                         threshold, num_ties, count, hit, info, want_tie);                                \
+    }                                                                                                     \
+    extern "C" __global__ void __launch_bounds__(QRITA_THREADS) mask_kernel_##NAME(                       \
+        const TR::bits_t* x, i64 sxb, i64 sxv, int V, int vec, const RowInfo* info, TR::bits_t* out,      \
+        i64 sob, i64 sov, u32 mask_bits, int inplace, int cols_per_block) {                               \
+        mask_rows<TR>(x, sxb, sxv, V, vec, info, out, sob, sov, mask_bits, inplace, cols_per_block);      \
+    }
+
+// The host builds one dtype per module (-DQRITA_DTYPES_SELECTED -DQRITA_WITH_<DTYPE>).
+#ifndef QRITA_DTYPES_SELECTED
+#define QRITA_WITH_FLOAT32
+#define QRITA_WITH_FLOAT16
+#define QRITA_WITH_BFLOAT16
+#endif
+#ifdef QRITA_WITH_FLOAT32
+QRITA_KERNELS(float32, qrita_float32)
+#endif
+#ifdef QRITA_WITH_FLOAT16
+QRITA_KERNELS(float16, qrita_float16)
+#endif
+#ifdef QRITA_WITH_BFLOAT16
+QRITA_KERNELS(bfloat16, qrita_bfloat16)
+#endif

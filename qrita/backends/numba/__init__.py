@@ -1,0 +1,82 @@
+"""``backend="numba"``: the Qrita method as Numba-CUDA kernels (``docs/numba.md``).
+
+The scalar steps of the pivot-search state machine are the portable functions of
+:mod:`qrita.core.search`, compiled as ``cuda.jit(device=True)`` functions; the
+kernels live in :mod:`.kernels` and the launch plumbing in :mod:`.launch`.
+
+Importing this module imports no GPU library: Numba is loaded on the first
+:meth:`NumbaBackend.unavailable_reason` or :meth:`NumbaBackend.select`.
+
+With ``NUMBA_ENABLE_CUDASIM=1`` in the process environment, the same kernels run
+in Numba's CUDA simulator on the CPU (tests only): the backend is then
+``simulated`` and takes numpy arrays and torch CPU tensors when named explicitly.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+
+from ...core.spec import GPU_DTYPES
+from ..base import Backend, Capabilities, Request, SelectResult
+
+INSTALL = 'pip install "qrita[numba]"'
+
+
+def _simulator_requested() -> bool:
+    """Whether Numba runs (or will run) its CUDA simulator in this process."""
+    numba = sys.modules.get("numba")
+    if numba is not None and hasattr(numba, "config"):
+        return bool(getattr(numba.config, "ENABLE_CUDASIM", 0))
+    return os.environ.get("NUMBA_ENABLE_CUDASIM", "0").strip() not in ("", "0")
+
+
+class NumbaBackend(Backend):
+    name = "numba"
+
+    def __init__(self) -> None:
+        self.simulated = _simulator_requested()
+        if self.simulated:
+            devices, libs = ("cpu",), ("numpy", "torch")
+            summary = "Numba-CUDA kernels running in Numba's CUDA simulator (tests only)"
+        else:
+            devices, libs = ("cuda",), ("torch", "cupy", "numba")
+            summary = "the Qrita pivot search as Numba-CUDA kernels; core state machine as device functions"
+        self.capabilities = Capabilities(
+            devices=devices, libs=libs, dtypes=GPU_DTYPES, install=INSTALL, summary=summary
+        )
+        self._reason: str | None | bool = False  # False: not checked yet
+
+    def unavailable_reason(self) -> str | None:
+        if self._reason is False:
+            self._reason = self._check()
+        return self._reason
+
+    def _check(self) -> str | None:
+        if importlib.util.find_spec("numba") is None or importlib.util.find_spec("numba_cuda") is None:
+            return f"numba-cuda is not installed: {INSTALL}"
+        try:
+            from numba import cuda
+        except Exception as exc:  # a broken install
+            return f"cannot import numba.cuda ({exc}): {INSTALL}"
+        if self.simulated:
+            return None
+        try:
+            available = cuda.is_available()
+        except Exception as exc:  # pragma: no cover - driver trouble
+            return f"no CUDA device: numba-cuda cannot use the driver ({exc})"
+        if not available:
+            return (
+                "no CUDA device: numba-cuda found no GPU; set NUMBA_ENABLE_CUDASIM=1 to run the kernels "
+                "in the simulator (tests only)"
+            )
+        return None
+
+    def select(self, req: Request) -> SelectResult:
+        from .launch import run_select
+
+        return run_select(req)
+
+
+BACKEND = NumbaBackend()

@@ -1,0 +1,817 @@
+"""Numba-CUDA kernels of the Qrita method (``shared/ALGORITHM.md``).
+
+The flow is the NumPy backend's (``qrita/backends/numpy/select.py``), one thread
+block per row:
+
+1. sigma-truncation: mean and std of the first ``SAMPLE_SIZE`` entries, the cut
+   ``t = mu + delta * sigma`` from the core LUTs;
+2. one pass over the row: the max and the min keepable key with their
+   multiplicities, the keepable count, and the candidates ``key > key(t)``
+   gathered into a ``cap``-entry buffer in shared memory (overflow = miss);
+   top-p-only rows take a second pass for the softmax denominator ``Z``;
+3. the pivot search of :mod:`qrita.core.search` (its portable functions run here
+   as device functions) over the candidates on a hit, over the row on a miss
+   (the live keys are gathered into the buffer as soon as they fit);
+4. the tie rules, and ``(threshold, num_ties, count, hit)`` written per row.
+
+Exactness and determinism come from integer arithmetic.  Every value is mapped
+to its float32 order key (``qrita.core.keys``; float16/bfloat16 widen exactly),
+so the search is on integers, and top-p masses are fixed-point integers
+``round(exp(x - max) * one)`` (``one = 2**40`` unless the row is very long).
+Every per-pass statistic is therefore a sum, a max or a min of integers: the
+block combines them with atomics in any order and gets the same bits, and the
+split-row path (several blocks per row, :func:`scan_split_kernel` ...)
+combines its per-block partials in a fixed order and gets the same bits as the
+one-block path.  Only the sample stats are floats, reduced in a fixed tree.
+
+Under ``NUMBA_ENABLE_CUDASIM=1`` these same kernels run in Numba's simulator
+(no warp intrinsics are used; blocks are ``THREADS = 4`` wide there, and the
+device functions of this module are called as plain Python functions).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+# numba-cuda <= 0.30 registers an overload of np.row_stack (an alias of np.vstack) when
+# it first compiles a kernel, and numpy 2.5 removed the alias: every compile then fails
+# with AttributeError.  Restore the alias it expects (only when it is missing).
+if not hasattr(np, "row_stack"):
+    np.row_stack = np.vstack
+
+from numba import config as numba_config  # noqa: E402
+from numba import cuda, float32, float64, int64, uint32  # noqa: E402
+
+from ...core import search as core_search  # noqa: E402
+from ...core.keys import KEY_CONSTANTS
+from ...core.lut import TOPK_DELTA, TOPP_DELTA
+from ...core.spec import (
+    CANDIDATE_CAPACITY,
+    NUM_PIVOTS,
+    SAMPLE_SIZE,
+    TOPK_LUT_SIZE,
+    TOPK_LUT_STEPS_PER_OCTAVE,
+    TOPP_LUT_SIZE,
+)
+
+SIMULATED = bool(numba_config.ENABLE_CUDASIM)
+# Threads per block (a power of two).  The simulator runs one Python thread per
+# CUDA thread, so it gets narrow blocks; the kernels are the same.
+THREADS = 4 if SIMULATED else 512
+CAP = CANDIDATE_CAPACITY  # shared-memory candidate slots; options["capacity"] may use fewer
+
+
+def device_function(fn):
+    """``cuda.jit(device=True)``; under the simulator a plain call (why: the simulator's
+    device-call wrapper costs ~50 us a call; kernels already see its fake ``cuda``)."""
+    return fn if SIMULATED else cuda.jit(device=True)(fn)
+
+
+# The portable state machine of qrita.core.search, as device functions (not rewritten).
+pivot = cuda.jit(device=True)(core_search.pivot)
+classify_pivot = cuda.jit(device=True)(core_search.classify_pivot)
+narrow_lo = cuda.jit(device=True)(core_search.narrow_lo)
+narrow_hi = cuda.jit(device=True)(core_search.narrow_hi)
+topk_num_ties = cuda.jit(device=True)(core_search.topk_num_ties)
+STOP = core_search.STOP
+BELOW = core_search.BELOW
+ABOVE = core_search.ABOVE
+
+# Every dtype is searched in the float32 key space (16-bit values widen exactly).
+_KC = KEY_CONSTANTS["float32"]
+SIGN = _KC.sign
+MASK = _KC.mask
+ABS_MASK = _KC.mask ^ _KC.sign
+EXP_MASK = _KC.exp_mask
+KEY_NEG_INF = _KC.key_neg_inf  # keys above it are keepable
+KEY_POS_INF = _KC.key_pos_inf
+MAX_ROUNDS = core_search.max_rounds(_KC.width, NUM_PIVOTS)
+BIG = 1 << 40  # above every key: "no such key", and the no-cut sentinel
+
+# Input formats: how the raw bits of one stored value become float32 bits.
+FMT_F32 = 0
+FMT_F16 = 1
+FMT_BF16 = 2
+FMT_OF_DTYPE = {"float32": FMT_F32, "float16": FMT_F16, "bfloat16": FMT_BF16}
+
+# Per-row k/p argument modes.
+ARG_NONE = 0
+ARG_SCALAR = 1
+ARG_PER_ROW = 2
+
+# Slots of one row of the block accumulator ring (see end_pass).
+NS = 4 * NUM_PIVOTS
+ACC_SIZE = 3 * NS
+# Fields of the split path's per-(row, block) partials.
+P_MAX, P_NMAX, P_MIN, P_NMIN, P_NKEEP, P_NCAND, P_Z, P_CMASS, NPART = range(9)
+
+
+# ---- bits, keys and values ----------------------------------------------------------
+
+
+@device_function
+def f32_from_bits(u):
+    """float32 with raw bits ``u`` (an int64 holding 32 bits)."""
+    a = cuda.local.array(1, uint32)
+    a[0] = u
+    return a.view(np.float32)[0]
+
+
+@device_function
+def bits_from_f32(v):
+    """Raw bits of the float32 ``v``, as int64."""
+    a = cuda.local.array(1, float32)
+    a[0] = v
+    return int64(a.view(np.uint32)[0])
+
+
+@device_function
+def f32_bits_of(u, fmt):
+    """float32 bits of one stored value with raw bits ``u`` (exact widening)."""
+    u = int64(u)
+    if fmt == FMT_BF16:
+        return u << 16
+    if fmt == FMT_F16:
+        sign = (u & 0x8000) << 16
+        e = (u >> 10) & 0x1F
+        m = u & 0x3FF
+        if e == 0x1F:  # inf / NaN
+            return sign | EXP_MASK | (m << 13)
+        if e == 0:  # zero or subnormal: m * 2**-24 is exact in float32
+            return sign | bits_from_f32(float32(m) * float32(5.9604644775390625e-08))
+        return sign | ((e + 112) << 23) | (m << 13)
+    return u
+
+
+@device_function
+def out_bits(u, fmt):
+    """Raw bits in the input format of a float32 (bits ``u``) that it represents exactly."""
+    if fmt == FMT_BF16:
+        return u >> 16
+    if fmt == FMT_F16:
+        sign = (u >> 16) & 0x8000
+        a = u & ABS_MASK
+        if a >= EXP_MASK:
+            return sign | 0x7C00 | ((a & 0x7FFFFF) >> 13)
+        if a >= 0x38800000:  # normal float16
+            return sign | (((a >> 23) - 112) << 10) | ((a >> 13) & 0x3FF)
+        return sign | int64(f32_from_bits(a) * float32(16777216.0))
+    return u
+
+
+@device_function
+def key_of_bits(u):
+    """Order key of float32 bits (``qrita.core.keys``): NaN -> 0, -0.0 -> key of +0.0."""
+    if (u & ABS_MASK) > EXP_MASK:
+        return int64(0)
+    if u == SIGN:
+        return int64(SIGN)
+    if u & SIGN:
+        return u ^ MASK
+    return u | SIGN
+
+
+@device_function
+def bits_of_key(key):
+    """float32 bits of a key (inverse of key_of_bits)."""
+    if key & SIGN:
+        return key ^ SIGN
+    return key ^ MASK
+
+
+# A row travels through the device functions as ``row = (x, base, stride_v, V, fmt)``:
+# the flat raw bits, the row's first element, the element stride, the row length and
+# the input format.  Top-p weights take ``ref = (m_key, m_val, one)``: the row max
+# (key and float32 value) and the fixed-point one.
+
+
+@device_function
+def load_key(row, i):
+    """Key of entry ``i`` of the row (int64 offsets)."""
+    x, base, stride_v, _V, fmt = row
+    return key_of_bits(f32_bits_of(x[base + i * stride_v], fmt))
+
+
+@device_function
+def load_value(row, i):
+    """float32 value of entry ``i`` of the row."""
+    x, base, stride_v, _V, fmt = row
+    return f32_from_bits(f32_bits_of(x[base + i * stride_v], fmt))
+
+
+@device_function
+def weight_of(key, ref):
+    """Fixed-point top-p weight ``round(exp(x - max) * one)``; with a ``+inf`` max
+    the ``+inf`` entries share the mass (weight ``one``, the rest 0)."""
+    m_key, m_val, one = ref
+    if key <= KEY_NEG_INF:
+        return int64(0)
+    if m_key == KEY_POS_INF:
+        if key == KEY_POS_INF:
+            return int64(one)
+        return int64(0)
+    v = f32_from_bits(bits_of_key(key))
+    if v < m_val - float32(30.0):  # why: exp(-30) * 2**40 < 0.5 rounds to 0; skips the exp
+        return int64(0)
+    return int64(math.exp(v - m_val) * float64(one) + 0.5)
+
+
+@device_function
+def topp_ties(target, mass_above, weight, n_eq, ties_all):
+    """``qrita.core.search.topp_num_ties`` in integer arithmetic: the smallest n in
+    ``[1, n_eq]`` with ``mass_above + n * weight >= target`` (``n_eq`` under "all")."""
+    if ties_all != 0 or weight <= 0:
+        return n_eq
+    n = (target - mass_above + weight - 1) // weight
+    if n < 1:
+        n = int64(1)
+    if n > n_eq:
+        n = n_eq
+    return n
+
+
+# ---- block-level reductions ------------------------------------------------------------
+
+
+@device_function
+def end_pass(acc, r):
+    """Barrier that ends pass ``r``; returns ``r + 1``.
+
+    Pass ``r`` accumulates into row ``r % 3`` of the shared ring ``acc`` with
+    atomics (integers: any order gives the same bits) and every thread reads its
+    results right after this barrier.  Why a ring of three: the row cleared
+    here was last read before this barrier and is next written after the next
+    one, so each pass costs one barrier.
+    """
+    cuda.syncthreads()
+    row = ((r + 2) % 3) * NS
+    for s in range(cuda.threadIdx.x, NS, THREADS):
+        acc[row + s] = 0
+    return r + 1
+
+
+@device_function
+def block_sum_f64(red, a, b):
+    """Block sums of two float64 values in a fixed tree order (deterministic)."""
+    tid = cuda.threadIdx.x
+    cuda.syncthreads()  # the previous result has been read
+    red[0, tid] = a
+    red[1, tid] = b
+    cuda.syncthreads()
+    step = THREADS // 2
+    while step > 0:
+        if tid < step:
+            red[0, tid] += red[0, tid + step]
+            red[1, tid] += red[1, tid + step]
+        cuda.syncthreads()
+        step //= 2
+    return red[0, 0], red[1, 0]
+
+
+# ---- per-row phases ----------------------------------------------------------------------
+
+
+@device_function
+def row_params(b, V, k_arr, k_scalar, k_mode, p_arr, p_scalar, p_mode_arg):
+    """``(K, p, p_mode)`` of row ``b``: K = 0 when top-k is off; p_mode 0 = off,
+    1 = top-1 (``p <= 0``), 2 = top-p."""
+    k = int64(k_scalar)
+    if k_mode == ARG_PER_ROW:
+        k = int64(k_arr[b])
+    K = int64(0)
+    if k_mode != ARG_NONE and k > 0 and k < V:
+        K = k
+    p = float64(p_scalar)
+    if p_mode_arg == ARG_PER_ROW:
+        p = float64(p_arr[b])
+    if p_mode_arg == ARG_NONE or p != p:
+        p = 1.0
+    p_mode = int64(2)
+    if p >= 1.0:
+        p_mode = int64(0)
+    elif p <= 0.0:
+        p_mode = int64(1)
+    return K, p, p_mode
+
+
+@device_function
+def row_cut(row, K, p, p_mode, truncation, red):
+    """Key of the sigma-truncation cut ``t = mu + delta * sigma`` of a row, or BIG
+    (no cut).  The same sample and the same tree every time: batch invariance."""
+    if truncation == 0 or (K == 0 and p_mode != 2):
+        return int64(BIG)
+    V = row[3]
+    n_sample = min(V, SAMPLE_SIZE)
+    n = 0.0
+    s = 0.0
+    for i in range(cuda.threadIdx.x, n_sample, THREADS):
+        v = load_value(row, i)
+        if math.isfinite(v):
+            n += 1.0
+            s += float64(v)
+    n, s = block_sum_f64(red, n, s)
+    mu = s / max(n, 1.0)
+    ss = 0.0
+    for i in range(cuda.threadIdx.x, n_sample, THREADS):
+        v = load_value(row, i)
+        if math.isfinite(v):
+            d = float64(v) - mu
+            ss += d * d
+    ss, _unused = block_sum_f64(red, ss, 0.0)
+    sigma = math.sqrt(ss / max(n, 1.0))
+    if n < 2.0:
+        return int64(BIG)
+    topk_lut = cuda.const.array_like(TOPK_DELTA)
+    topp_lut = cuda.const.array_like(TOPP_DELTA)
+    if K > 0:
+        i = int64(math.floor(math.log2(float64(V) / float64(K)) * TOPK_LUT_STEPS_PER_OCTAVE))
+        delta = float64(topk_lut[min(max(i, 0), TOPK_LUT_SIZE - 1)])
+    else:
+        i = int64(math.ceil(p * (TOPP_LUT_SIZE - 1)))
+        delta = float64(topp_lut[min(max(i, 0), TOPP_LUT_SIZE - 1)]) + sigma
+    t = mu + delta * sigma
+    if t != t:
+        return int64(BIG)
+    return key_of_bits(bits_from_f32(float32(t)))
+
+
+@device_function
+def scan_slice(row, start, stop, cut_key, cand, cand_count, cand_slot, cap, acc, r):
+    """One pass over entries ``[start, stop)`` of a row.
+
+    Gathers the candidates ``key > cut_key`` into ``cand`` (slots counted in
+    ``cand_count[cand_slot]``; past ``cap`` they are only counted).  Returns
+    ``(r, (max key, #max, min keepable key, #min, #keepable, #candidates not
+    slotted))``; the min is BIG when nothing is keepable.
+    """
+    l_max = int64(-1)
+    n_max = int64(0)
+    l_min = int64(BIG)
+    n_min = int64(0)
+    n_keep = int64(0)
+    n_over = int64(0)
+    for i in range(start + cuda.threadIdx.x, stop, THREADS):
+        key = load_key(row, i)
+        if key > l_max:
+            l_max = key
+            n_max = 0
+        if key == l_max:
+            n_max += 1
+        if key > KEY_NEG_INF:
+            n_keep += 1
+            if key < l_min:
+                l_min = key
+                n_min = 0
+            if key == l_min:
+                n_min += 1
+            if key > cut_key:
+                if cand_count[cand_slot] < cap:  # why: no atomics once the buffer is full
+                    slot = cuda.atomic.add(cand_count, cand_slot, 1)
+                    if slot < cap:
+                        cand[slot] = key
+                else:
+                    n_over += 1
+    at = (r % 3) * NS
+    cuda.atomic.max(acc, at + 0, l_max)
+    cuda.atomic.max(acc, at + 1, BIG - l_min)
+    cuda.atomic.add(acc, at + 2, n_keep)
+    cuda.atomic.add(acc, at + 3, n_over)
+    r = end_pass(acc, r)
+    g_max = acc[at + 0]
+    g_min = BIG - acc[at + 1]
+    g_keep = acc[at + 2]
+    g_over = acc[at + 3]
+    at = (r % 3) * NS
+    if n_max > 0 and l_max == g_max:
+        cuda.atomic.add(acc, at + 0, n_max)
+    if n_min > 0 and l_min == g_min:
+        cuda.atomic.add(acc, at + 1, n_min)
+    r = end_pass(acc, r)
+    return r, (g_max, acc[at + 0], g_min, acc[at + 1], g_keep, g_over)
+
+
+@device_function
+def mass_slice(row, start, stop, cut_key, ref, acc, r):
+    """Fixed-point softmax mass of entries ``[start, stop)``, and of its candidates
+    ``key > cut_key``.  Returns ``(r, Z, candidate mass)``."""
+    z = int64(0)
+    zc = int64(0)
+    for i in range(start + cuda.threadIdx.x, stop, THREADS):
+        key = load_key(row, i)
+        w = weight_of(key, ref)
+        z += w
+        if key > cut_key:
+            zc += w
+    at = (r % 3) * NS
+    cuda.atomic.add(acc, at + 0, z)
+    cuda.atomic.add(acc, at + 1, zc)
+    r = end_pass(acc, r)
+    return r, acc[at + 0], acc[at + 1]
+
+
+@device_function
+def gather_pass(row, lo, buf, cap, acc, r):
+    """Gather every key ``> lo`` of the row into ``buf``; returns ``(r, how many)``
+    (more than ``cap`` means they did not fit)."""
+    at = (r % 3) * NS
+    for i in range(cuda.threadIdx.x, row[3], THREADS):
+        key = load_key(row, i)
+        if key > lo:
+            slot = cuda.atomic.add(acc, at + 0, 1)
+            if slot < cap:
+                buf[slot] = key
+    r = end_pass(acc, r)
+    return r, acc[at + 0]
+
+
+@device_function
+def pivot_pass(row, buf, in_buf, n_items, taus, weighted, ref, acc, r, stats):
+    """Per-pivot stats over the source (``buf[:n_items]`` when ``in_buf``, else the
+    row), for pivots ``taus[0] <= taus[1] <= ...`` (unused pivots are BIG).
+
+    Fills ``stats = (c, cnt, zmn, nz)``: ``c[j]`` the count (or mass, when
+    ``weighted``) of the keys ``> taus[j]``, ``cnt[j]`` their count, ``zmn[j]``
+    the smallest of them (BIG if none), ``nz[j]`` how many equal it.  Returns ``r``.
+    """
+    c, cnt, zmn, nz = stats
+    # why constant-trip loops over NUM_PIVOTS: unrolled, these arrays live in registers
+    t = cuda.local.array(NUM_PIVOTS, int64)
+    l_c = cuda.local.array(NUM_PIVOTS, int64)
+    l_n = cuda.local.array(NUM_PIVOTS, int64)
+    l_z = cuda.local.array(NUM_PIVOTS, int64)
+    l_nz = cuda.local.array(NUM_PIVOTS, int64)
+    for j in range(NUM_PIVOTS):
+        t[j] = taus[j]
+        l_c[j] = 0
+        l_n[j] = 0
+        l_z[j] = BIG
+        l_nz[j] = 0
+    for i in range(cuda.threadIdx.x, n_items, THREADS):
+        if in_buf:
+            key = int64(buf[i])
+        else:
+            key = load_key(row, i)
+        if key > t[0]:
+            w = int64(1)
+            if weighted:
+                w = weight_of(key, ref)
+            for j in range(NUM_PIVOTS):
+                if key > t[j]:
+                    l_c[j] += w
+                    l_n[j] += 1
+                    if key < l_z[j]:
+                        l_z[j] = key
+                        l_nz[j] = 0
+                    if key == l_z[j]:
+                        l_nz[j] += 1
+    at = (r % 3) * NS
+    for j in range(NUM_PIVOTS):
+        if l_n[j] > 0:
+            cuda.atomic.add(acc, at + j, l_c[j])
+            cuda.atomic.add(acc, at + NUM_PIVOTS + j, l_n[j])
+            cuda.atomic.max(acc, at + 2 * NUM_PIVOTS + j, BIG - l_z[j])
+    r = end_pass(acc, r)
+    for j in range(NUM_PIVOTS):
+        c[j] = acc[at + j]
+        cnt[j] = acc[at + NUM_PIVOTS + j]
+        zmn[j] = BIG - acc[at + 2 * NUM_PIVOTS + j]
+    at = (r % 3) * NS
+    for j in range(NUM_PIVOTS):
+        if l_nz[j] > 0 and l_z[j] == zmn[j]:
+            cuda.atomic.add(acc, at + j, l_nz[j])
+    r = end_pass(acc, r)
+    for j in range(NUM_PIVOTS):
+        nz[j] = acc[at + j]
+    return r
+
+
+@device_function
+def pivot_search(row, buf, in_buf, n_buf, cap, lo, cnt_lo, hi, target, weighted, ref, acc, r, taus, stats):
+    """The state machine of ``qrita.core.search.search`` over the keys ``> lo``.
+
+    Invariant ``C(lo) >= target > C(hi)``; ``cnt_lo`` counts the keys ``> lo``.
+    The source is the buffer (``in_buf``: it holds every key ``> lo``, ``n_buf``
+    of them) or the row; the row's live keys move into the buffer once they fit.
+    Returns ``(r, z*, C(z*), #(== z*), #(> z*), in_buf, n_buf)``.
+    """
+    c, cnt, zmn, nz = stats
+    for _round in range(MAX_ROUNDS):
+        if in_buf == 0 and cnt_lo <= cap:
+            r, n = gather_pass(row, lo, buf, cap, acc, r)
+            if n <= cap:
+                in_buf = 1
+                n_buf = n
+            cnt_lo = n
+        forced = hi - lo <= 1
+        npiv = NUM_PIVOTS
+        for j in range(NUM_PIVOTS):
+            taus[j] = pivot(lo, hi, j + 1, NUM_PIVOTS)
+        if forced:  # the single pivot hi - 1
+            npiv = 1
+            for j in range(1, NUM_PIVOTS):
+                taus[j] = BIG
+        n_items = row[3]
+        if in_buf != 0:
+            n_items = n_buf
+        r = pivot_pass(row, buf, in_buf, n_items, taus, weighted, ref, acc, r, stats)
+        for j in range(npiv):
+            w = nz[j]
+            if weighted and nz[j] > 0:
+                w = nz[j] * weight_of(zmn[j], ref)
+            state = classify_pivot(c[j], w, target, forced)
+            if state == STOP:
+                return r, zmn[j], c[j] - w, nz[j], cnt[j] - nz[j], in_buf, n_buf
+            if state == ABOVE:
+                cnt_lo = cnt[j] - nz[j]
+            lo = narrow_lo(lo, state, zmn[j])
+            hi = narrow_hi(hi, state, taus[j])
+            if state == BELOW:
+                break
+        if lo >= hi:
+            lo = hi - 1
+    # unreachable: integer counts and masses keep the invariant exactly
+    return r, hi, int64(0), int64(0), int64(0), in_buf, n_buf
+
+
+@device_function
+def finish_row(row, b, K, p, p_mode, ties_all, cut_key, scan, z_total, cand_mass, buf, cap, one, acc, r, outs):
+    """Search and tie rules of one row from its pass statistics; writes ``outs[..][b]``.
+
+    ``scan = (max key, #max, min keepable key, #min, #keepable, #candidates)``;
+    ``buf`` holds the candidates when they fit (``<= cap``).  The top-k stage
+    (if any) and the top-p stage share one search loop.
+    """
+    g_max, n_max, g_min, n_min, n_keep, n_cand = scan
+    taus = cuda.local.array(NUM_PIVOTS, int64)
+    c = cuda.local.array(NUM_PIVOTS, int64)
+    cnt = cuda.local.array(NUM_PIVOTS, int64)
+    zmn = cuda.local.array(NUM_PIVOTS, int64)
+    nz = cuda.local.array(NUM_PIVOTS, int64)
+    stats = (c, cnt, zmn, nz)
+    ref = (g_max, f32_from_bits(bits_of_key(max(g_max, KEY_NEG_INF))), one)
+    z = int64(KEY_NEG_INF)
+    nt = int64(0)
+    count = int64(0)
+    hit = 0
+    cut_fits = cut_key != BIG and n_cand <= cap
+    if g_max <= KEY_NEG_INF:
+        pass  # nothing keepable: threshold -inf, count 0
+    elif p_mode == 1:  # p <= 0: the single best token (its whole tie group under "all")
+        z = g_max
+        nt = int64(1)
+        if ties_all != 0:
+            nt = n_max
+        count = nt
+        if K > 0 and cut_fits and n_cand >= K:
+            hit = 1
+    elif K == 0 and p_mode == 0:  # nothing to cut: every keepable entry
+        z = g_min
+        nt = n_min
+        count = n_keep
+    else:
+        # The first stage: top-k (weights 1) or, without top-k, top-p over the whole row.
+        weighted = 0
+        target = K
+        if K == 0:
+            weighted = 1
+            target = max(int64(p * float64(z_total)), int64(1))
+        lo = int64(KEY_NEG_INF)
+        cnt_lo = n_keep
+        in_buf = 0
+        n_buf = int64(0)
+        if cut_fits and ((K > 0 and n_cand >= K) or (K == 0 and cand_mass >= target)):
+            hit = 1
+            lo = cut_key
+            cnt_lo = n_cand
+            in_buf = 1
+            n_buf = n_cand
+        if K > 0:
+            target = min(K, cnt_lo)
+        for _stage in range(2):
+            r, z, above, n_eq, cnt_above, in_buf, n_buf = pivot_search(
+                row, buf, in_buf, n_buf, cap, lo, cnt_lo, g_max, target, weighted, ref, acc, r, taus, stats
+            )
+            if weighted != 0:  # top-p done
+                nt = topp_ties(target, above, weight_of(z, ref), n_eq, ties_all)
+                count = cnt_above + nt
+                break
+            nt = topk_num_ties(target, above, n_eq, ties_all)
+            count = above + nt
+            if p_mode != 2:
+                break
+            # Top-p over the top-k survivors: the mass above the boundary group first.
+            taus[0] = z
+            for j in range(1, NUM_PIVOTS):
+                taus[j] = BIG
+            n_items = row[3]
+            if in_buf != 0:
+                n_items = n_buf
+            r = pivot_pass(row, buf, in_buf, n_items, taus, 1, ref, acc, r, stats)
+            w_z = weight_of(z, ref)
+            target = max(int64(p * float64(c[0] + nt * w_z)), int64(1))
+            if c[0] < target:  # the boundary is the top-k boundary group itself
+                nt = topp_ties(target, c[0], w_z, nt, ties_all)
+                count = above + nt
+                break
+            lo = z
+            cnt_lo = above
+            weighted = 1
+    if cuda.threadIdx.x == 0:
+        out_thr, out_nties, out_count, out_hit = outs
+        out_thr[b] = out_bits(bits_of_key(z), row[4])
+        out_nties[b] = nt
+        out_count[b] = count
+        out_hit[b] = hit
+    return r
+
+
+# ---- kernels ------------------------------------------------------------------------------
+# Every kernel takes the logits as ``x, stride_b, stride_v, V`` (flat raw bits; row
+# ``b`` is ``x[b * stride_b + i * stride_v]``), the per-row arguments ``k_arr,
+# k_scalar, k_mode, p_arr, p_scalar, p_mode_arg`` and ``fmt, ties_all, truncation,
+# cap, one``.  Outputs are ``[B]``: threshold bits in the input format, num_ties
+# int32, count int32, hit bool.
+
+
+@cuda.jit
+def select_kernel(
+    x, stride_b, stride_v, V,
+    k_arr, k_scalar, k_mode, p_arr, p_scalar, p_mode_arg,
+    fmt, ties_all, truncation, cap, one,
+    out_thr, out_nties, out_count, out_hit,
+):  # fmt: skip
+    """One block per row (grid ``(B,)``, block ``(THREADS,)``), everything in shared memory."""
+    buf = cuda.shared.array(CAP, uint32)  # [cap] candidate keys
+    acc = cuda.shared.array(ACC_SIZE, int64)  # accumulator ring
+    red = cuda.shared.array((2, THREADS), float64)
+    n_slotted = cuda.shared.array(1, int64)
+    tid = cuda.threadIdx.x
+    b = int64(cuda.blockIdx.x)
+    for s in range(tid, ACC_SIZE, THREADS):
+        acc[s] = 0
+    if tid == 0:
+        n_slotted[0] = 0
+    cuda.syncthreads()
+    row = (x, b * stride_b, stride_v, V, fmt)
+    K, p, p_mode = row_params(b, V, k_arr, k_scalar, k_mode, p_arr, p_scalar, p_mode_arg)
+    cut_key = row_cut(row, K, p, p_mode, truncation, red)
+    r, scan = scan_slice(row, 0, V, cut_key, buf, n_slotted, 0, cap, acc, 0)
+    g_max, n_max, g_min, n_min, n_keep, n_over = scan
+    scan = (g_max, n_max, g_min, n_min, n_keep, n_slotted[0] + n_over)
+    z_total = int64(0)
+    cand_mass = int64(0)
+    if K == 0 and p_mode == 2 and g_max > KEY_NEG_INF:
+        ref = (g_max, f32_from_bits(bits_of_key(g_max)), one)
+        r, z_total, cand_mass = mass_slice(row, 0, V, cut_key, ref, acc, r)
+    outs = (out_thr, out_nties, out_count, out_hit)
+    finish_row(row, b, K, p, p_mode, ties_all, cut_key, scan, z_total, cand_mass, buf, cap, one, acc, r, outs)
+
+
+@device_function
+def split_bounds(V, s, splits):
+    """Entries ``[start, stop)`` of split ``s`` of a row (whole multiples of THREADS)."""
+    per = (V + splits - 1) // splits
+    per = (per + THREADS - 1) // THREADS * THREADS
+    start = min(s * per, V)
+    return start, min(start + per, V)
+
+
+@cuda.jit
+def scan_split_kernel(
+    x, stride_b, stride_v, V, row0,
+    k_arr, k_scalar, k_mode, p_arr, p_scalar, p_mode_arg,
+    fmt, ties_all, truncation, cap, one,
+    splits, cand, cand_count, part, cut_keys,
+):  # fmt: skip
+    """Split path, pass 1: block ``(b, s)`` scans split ``s`` of row ``row0 + b``.
+
+    cand ``[Bc, cap]`` uint32 and cand_count ``[Bc]`` int64 (zeroed) gather the
+    row's candidates; part ``[Bc, splits, NPART]`` int64 gets the block's partials;
+    cut_keys ``[Bc]`` int64 the cut (every block computes the same one).
+    """
+    acc = cuda.shared.array(ACC_SIZE, int64)
+    red = cuda.shared.array((2, THREADS), float64)
+    tid = cuda.threadIdx.x
+    b = int64(cuda.blockIdx.x)
+    s = int64(cuda.blockIdx.y)
+    for i in range(tid, ACC_SIZE, THREADS):
+        acc[i] = 0
+    cuda.syncthreads()
+    row_id = row0 + b
+    row = (x, row_id * stride_b, stride_v, V, fmt)
+    K, p, p_mode = row_params(row_id, V, k_arr, k_scalar, k_mode, p_arr, p_scalar, p_mode_arg)
+    cut_key = row_cut(row, K, p, p_mode, truncation, red)
+    start, stop = split_bounds(V, s, splits)
+    _r, scan = scan_slice(row, start, stop, cut_key, cand[b], cand_count, b, cap, acc, 0)
+    if tid == 0:
+        for f in range(6):  # P_MAX ... P_NCAND, in scan_slice's order
+            part[b, s, f] = scan[f]
+        if s == 0:
+            cut_keys[b] = cut_key
+
+
+@device_function
+def combine_max(part, b, splits):
+    """Row max key and its multiplicity from the per-split partials (fixed order)."""
+    g_max = int64(-1)
+    for s in range(splits):
+        g_max = max(g_max, part[b, s, P_MAX])
+    n_max = int64(0)
+    for s in range(splits):
+        if part[b, s, P_MAX] == g_max:
+            n_max += part[b, s, P_NMAX]
+    return g_max, n_max
+
+
+@cuda.jit
+def mass_split_kernel(
+    x, stride_b, stride_v, V, row0,
+    k_arr, k_scalar, k_mode, p_arr, p_scalar, p_mode_arg,
+    fmt, ties_all, truncation, cap, one,
+    splits, part, cut_keys,
+):  # fmt: skip
+    """Split path, pass 2 (top-p-only rows): softmax mass of split ``s`` into ``part``."""
+    acc = cuda.shared.array(ACC_SIZE, int64)
+    tid = cuda.threadIdx.x
+    b = int64(cuda.blockIdx.x)
+    s = int64(cuda.blockIdx.y)
+    row_id = row0 + b
+    K, p, p_mode = row_params(row_id, V, k_arr, k_scalar, k_mode, p_arr, p_scalar, p_mode_arg)
+    g_max, _n = combine_max(part, b, splits)
+    if not (K == 0 and p_mode == 2 and g_max > KEY_NEG_INF):
+        return  # uniform over the block
+    for i in range(tid, ACC_SIZE, THREADS):
+        acc[i] = 0
+    cuda.syncthreads()
+    row = (x, row_id * stride_b, stride_v, V, fmt)
+    ref = (g_max, f32_from_bits(bits_of_key(g_max)), one)
+    start, stop = split_bounds(V, s, splits)
+    _r, z, zc = mass_slice(row, start, stop, cut_keys[b], ref, acc, 0)
+    if tid == 0:
+        part[b, s, P_Z] = z
+        part[b, s, P_CMASS] = zc
+
+
+@cuda.jit
+def finish_split_kernel(
+    x, stride_b, stride_v, V, row0,
+    k_arr, k_scalar, k_mode, p_arr, p_scalar, p_mode_arg,
+    fmt, ties_all, truncation, cap, one,
+    splits, cand, cand_count, part, cut_keys,
+    out_thr, out_nties, out_count, out_hit,
+):  # fmt: skip
+    """Split path, last step: combine the partials of row ``row0 + b`` in split order,
+    load its candidates into shared memory and finish it as :func:`select_kernel` does."""
+    buf = cuda.shared.array(CAP, uint32)
+    acc = cuda.shared.array(ACC_SIZE, int64)
+    tid = cuda.threadIdx.x
+    b = int64(cuda.blockIdx.x)
+    row_id = row0 + b
+    for i in range(tid, ACC_SIZE, THREADS):
+        acc[i] = 0
+    K, p, p_mode = row_params(row_id, V, k_arr, k_scalar, k_mode, p_arr, p_scalar, p_mode_arg)
+    g_max, n_max = combine_max(part, b, splits)
+    g_min = int64(BIG)
+    for s in range(splits):
+        g_min = min(g_min, part[b, s, P_MIN])
+    n_min = int64(0)
+    n_keep = int64(0)
+    n_cand = cand_count[b]
+    z_total = int64(0)
+    cand_mass = int64(0)
+    top_p_only = K == 0 and p_mode == 2 and g_max > KEY_NEG_INF
+    for s in range(splits):
+        if part[b, s, P_MIN] == g_min:
+            n_min += part[b, s, P_NMIN]
+        n_keep += part[b, s, P_NKEEP]
+        n_cand += part[b, s, P_NCAND]
+        if top_p_only:
+            z_total += part[b, s, P_Z]
+            cand_mass += part[b, s, P_CMASS]
+    if n_cand <= cap:
+        for i in range(tid, n_cand, THREADS):
+            buf[i] = cand[b, i]
+    cuda.syncthreads()
+    row = (x, row_id * stride_b, stride_v, V, fmt)
+    scan = (g_max, n_max, g_min, n_min, n_keep, n_cand)
+    outs = (out_thr, out_nties, out_count, out_hit)
+    finish_row(row, row_id, K, p, p_mode, ties_all, cut_keys[b], scan, z_total, cand_mass, buf, cap, one, acc, 0, outs)
+
+
+@cuda.jit
+def zero_kernel(a):
+    """``a[:] = 0`` (one block)."""
+    for i in range(cuda.threadIdx.x, a.shape[0], THREADS):
+        a[i] = 0
+
+
+@cuda.jit
+def keys_kernel(bits, fmt, keys, back):
+    """Test aid (one block): the key of each raw value and its bits after the widening
+    round trip; ``qrita.core.keys`` asks every backend's keys to be checked against it."""
+    for i in range(cuda.threadIdx.x, bits.shape[0], THREADS):
+        u = f32_bits_of(bits[i], fmt)
+        keys[i] = key_of_bits(u)
+        back[i] = out_bits(u, fmt)

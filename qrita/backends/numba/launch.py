@@ -1,0 +1,257 @@
+"""Launching the Numba-CUDA kernels: zero-copy views, the caller's stream, the split-row path.
+
+Arrays reach the kernels as Numba device arrays built from the caller's memory
+(``__cuda_array_interface__``-style descriptions, never synchronised): the
+logits as a flat array of raw bits (``uint16``/``uint32``) plus element strides,
+so any row stride and int64 offsets work without a copy.  Outputs are allocated
+by the caller's library on its device and written in place (torch in, torch
+out).  Kernels run on the caller's current stream; nothing is read back to the
+host.
+
+Under ``NUMBA_ENABLE_CUDASIM=1`` the same kernels run in Numba's simulator on
+numpy arrays (torch CPU tensors go through numpy views).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import sys
+
+import numpy as np
+from numba import cuda
+
+from ... import _arrays
+from ...core.spec import TIES_ALL
+from ..base import Request, SelectResult
+from . import kernels as kern
+
+# Split path: rows per launch (bounds its scratch: 256 rows * 16 KiB of
+# candidates plus partials, about 4.2 MiB) and the most blocks per row.
+SPLIT_ROWS = 256
+MAX_SPLITS = 64
+# Auto split: only while the batch leaves SMs idle, with at least this many
+# entries per block.
+SPLIT_MIN_ENTRIES = 16 * kern.THREADS
+# Fixed-point top-p weights: round(exp(x - max) * 2**FRAC_BITS), summed in int64.
+FRAC_BITS = 40
+
+_BITS = {"float32": np.dtype(np.uint32), "float16": np.dtype(np.uint16), "bfloat16": np.dtype(np.uint16)}
+
+
+def fixed_point_one(V: int) -> int:
+    """``2**FRAC_BITS``, lowered for very long rows so that ``V * one < 2**62``."""
+    return 1 << min(FRAC_BITS, 62 - max(1, math.ceil(math.log2(V))))
+
+
+class _DeviceArrays:
+    """The buffers of a GPU library (torch, cupy, numba) as Numba device arrays."""
+
+    simulated = False
+
+    def __init__(self, req: Request):
+        self.lib = req.lib
+        self.like = req.logits
+        self.device_index = int(req.device.split(":")[1]) if ":" in req.device else 0
+        self.mod = sys.modules.get(req.lib)
+
+    def context(self):
+        return cuda.gpus[self.device_index]
+
+    def stream(self):
+        """The caller's current stream."""
+        if self.lib == "torch":
+            ptr = self.mod.cuda.current_stream(self.like.device).cuda_stream
+        elif self.lib == "cupy":
+            ptr = self.mod.cuda.get_current_stream().ptr
+        else:
+            ptr = 0
+        return cuda.external_stream(ptr) if ptr else cuda.default_stream()
+
+    def _layout(self, a) -> tuple[int, tuple[int, ...], np.dtype]:
+        """(data pointer, element strides, dtype of the elements' bits) of an array."""
+        if self.lib == "torch":
+            return a.data_ptr(), tuple(a.stride()), np.dtype(f"u{a.element_size()}")
+        desc = a.__cuda_array_interface__
+        dt = np.dtype(desc["typestr"])
+        strides = desc.get("strides")
+        if strides is None:  # C order
+            strides, step = [], dt.itemsize
+            for n in reversed(desc["shape"]):
+                strides.insert(0, step)
+                step *= n
+        return desc["data"][0], tuple(s // dt.itemsize for s in strides), dt
+
+    def _numba(self, owner, ptr: int, n: int, dtype: np.dtype):
+        desc = {"shape": (n,), "strides": None, "typestr": dtype.str, "data": (ptr, False), "version": 3}
+        return cuda.from_cuda_array_interface(desc, owner=owner, sync=False)
+
+    def flat_bits(self, logits, dtype: str):
+        """``(flat raw bits, stride_b, stride_v)`` of ``[B, V]`` logits (B > 0)."""
+        ptr, (sb, sv), _ = self._layout(logits)
+        if sb < 0 or sv < 0:  # why: the flat view starts at row 0, entry 0
+            if self.lib == "numba":
+                raise NotImplementedError("numba device arrays with negative strides: pass a copy")
+            logits = logits.contiguous() if self.lib == "torch" else self.mod.ascontiguousarray(logits)
+            ptr, (sb, sv), _ = self._layout(logits)
+        B, V = int(logits.shape[0]), int(logits.shape[1])
+        return self._numba(logits, ptr, 1 + (B - 1) * sb + (V - 1) * sv, _BITS[dtype]), sb, sv
+
+    def vector(self, a, dtype=None):
+        """A 1-D array of the library as a contiguous Numba array (``dtype``: reinterpret)."""
+        if self.lib == "torch":
+            a = a.contiguous()
+        elif self.lib == "cupy":
+            a = self.mod.ascontiguousarray(a)
+        ptr, _, dt = self._layout(a)
+        if self.lib == "torch":
+            dt = np.dtype(str(a.dtype).replace("torch.", "")) if a.dtype != self.mod.bfloat16 else dt
+        return self._numba(a, ptr, int(a.shape[0]), np.dtype(dtype) if dtype is not None else dt)
+
+    def empty(self, shape, dtype: str):
+        """A new array of the library on the logits' device (bfloat16: the logits' own dtype)."""
+        if self.lib == "torch":
+            return self.mod.empty(shape, dtype=getattr(self.mod, dtype), device=self.like.device)
+        if self.lib == "cupy":
+            with self.mod.cuda.Device(self.device_index):
+                return self.mod.empty(shape, dtype=dtype)
+        return cuda.device_array(shape, dtype=dtype)
+
+    def scratch(self, shape: tuple[int, ...], dtype: str):
+        n = int(np.prod(shape))
+        return self.vector(self.empty(n, dtype)).reshape(shape)
+
+    def result(self, thr, nties, count, hit, dtype: str) -> SelectResult:
+        return SelectResult(threshold=thr, num_ties=nties, count=count, hit=hit)
+
+
+class _SimulatedArrays(_DeviceArrays):
+    """The simulator's device arrays: numpy arrays (torch CPU tensors via numpy views)."""
+
+    simulated = True
+
+    def __init__(self, req: Request):
+        self.lib = req.lib
+        self.like = req.logits
+
+    def context(self):
+        return contextlib.nullcontext()
+
+    def stream(self):
+        return 0
+
+    @staticmethod
+    def _fake(a: np.ndarray):
+        from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+
+        return FakeCUDAArray(a)  # no copy: the kernels write straight into ``a``
+
+    def flat_bits(self, logits, dtype: str):
+        bits = _arrays.to_numpy_values(logits, self.lib, dtype).view(_BITS[dtype])
+        if any(s < 0 or s % bits.itemsize for s in bits.strides):
+            bits = np.ascontiguousarray(bits)
+        sb, sv = (s // bits.itemsize for s in bits.strides)
+        B, V = bits.shape
+        flat = np.lib.stride_tricks.as_strided(bits, shape=(1 + (B - 1) * sb + (V - 1) * sv,), strides=(bits.itemsize,))
+        return self._fake(flat), sb, sv
+
+    def vector(self, a, dtype=None):
+        host = a if isinstance(a, np.ndarray) else np.ascontiguousarray(_arrays.to_host(a, self.lib))
+        return self._fake(host if dtype is None else host.view(dtype))
+
+    def empty(self, shape, dtype: str):
+        return np.empty(shape, dtype=np.uint16 if dtype == "bfloat16" else dtype)
+
+    def scratch(self, shape, dtype: str):
+        return self._fake(np.empty(shape, dtype=dtype))
+
+    def result(self, thr, nties, count, hit, dtype: str) -> SelectResult:
+        return SelectResult(
+            threshold=_arrays.values_from_bits_numpy(thr, self.lib, dtype, self.like),
+            num_ties=_arrays.from_numpy(nties, self.lib),
+            count=_arrays.from_numpy(count, self.lib),
+            hit=_arrays.from_numpy(hit, self.lib),
+        )
+
+
+_SM_COUNT: dict[int, int] = {}
+
+
+def choose_splits(req: Request, arrays: _DeviceArrays) -> int:
+    """Blocks per row: ``options["split"]`` if given, else enough to fill the GPU at small B."""
+    forced = int(req.options.get("split") or 0)
+    if forced > 0:
+        return min(forced, MAX_SPLITS)
+    if arrays.simulated or req.V < 2 * SPLIT_MIN_ENTRIES:
+        return 1
+    if arrays.device_index not in _SM_COUNT:
+        _SM_COUNT[arrays.device_index] = int(cuda.get_current_device().MULTIPROCESSOR_COUNT)
+    sms = _SM_COUNT[arrays.device_index]
+    if req.B >= sms:
+        return 1
+    return max(1, min(MAX_SPLITS, -(-2 * sms // req.B), req.V // SPLIT_MIN_ENTRIES))
+
+
+def _row_arg(arrays: _DeviceArrays, value, dummy):
+    """``(array, scalar, mode)`` kernel arguments of a request's ``k`` or ``p``."""
+    if value is None:
+        return dummy, 0, kern.ARG_NONE
+    if isinstance(value, (int, float)):
+        return dummy, value, kern.ARG_SCALAR
+    return arrays.vector(value), 0, kern.ARG_PER_ROW
+
+
+def run_select(req: Request) -> SelectResult:
+    """``(threshold, num_ties, count, hit)`` of every row, on the caller's device and stream."""
+    arrays = _SimulatedArrays(req) if kern.SIMULATED else _DeviceArrays(req)
+    B, V, dtype = req.B, req.V, req.dtype
+    cap = max(1, min(int(req.options.get("capacity") or kern.CAP), kern.CAP))
+    params = (
+        kern.FMT_OF_DTYPE[dtype],
+        1 if req.ties == TIES_ALL else 0,
+        1 if req.options.get("truncation", True) else 0,
+        cap,
+        fixed_point_one(V),
+    )
+    with arrays.context():
+        thr = arrays.empty(B, dtype)
+        nties = arrays.empty(B, "int32")
+        count = arrays.empty(B, "int32")
+        hit = arrays.empty(B, "bool")
+        if B == 0:
+            return arrays.result(thr, nties, count, hit, dtype)
+        stream = arrays.stream()
+        x, stride_b, stride_v = arrays.flat_bits(req.logits, dtype)
+        k_arr, k_scalar, k_mode = _row_arg(arrays, req.k, arrays.scratch((1,), "int64"))
+        p_arr, p_scalar, p_mode = _row_arg(arrays, req.p, arrays.scratch((1,), "float32"))
+        rows = (k_arr, int(k_scalar), k_mode, p_arr, float(p_scalar), p_mode)
+        outs = (arrays.vector(thr, _BITS[dtype]), arrays.vector(nties), arrays.vector(count), arrays.vector(hit))
+        splits = choose_splits(req, arrays)
+        if splits == 1:
+            kern.select_kernel[B, kern.THREADS, stream](x, stride_b, stride_v, V, *rows, *params, *outs)
+        else:
+            _run_split(arrays, stream, x, stride_b, stride_v, B, V, rows, params, splits, outs)
+    return arrays.result(thr, nties, count, hit, dtype)
+
+
+def _run_split(arrays, stream, x, stride_b, stride_v, B, V, rows, params, splits, outs):
+    """Several blocks per row, ``SPLIT_ROWS`` rows per launch; partials combined in split order."""
+    n_rows = min(B, SPLIT_ROWS)
+    cap = params[3]
+    cand = arrays.scratch((n_rows, cap), "uint32")
+    cand_count = arrays.scratch((n_rows,), "int64")
+    part = arrays.scratch((n_rows, splits, kern.NPART), "int64")
+    cut_keys = arrays.scratch((n_rows,), "int64")
+    threads = kern.THREADS
+    for row0 in range(0, B, n_rows):
+        grid = (min(n_rows, B - row0), splits)
+        kern.zero_kernel[1, threads, stream](cand_count)
+        kern.scan_split_kernel[grid, threads, stream](
+            x, stride_b, stride_v, V, row0, *rows, *params, splits, cand, cand_count, part, cut_keys
+        )
+        kern.mass_split_kernel[grid, threads, stream](
+            x, stride_b, stride_v, V, row0, *rows, *params, splits, part, cut_keys
+        )
+        kern.finish_split_kernel[grid[0], threads, stream](
+            x, stride_b, stride_v, V, row0, *rows, *params, splits, cand, cand_count, part, cut_keys, *outs
+        )

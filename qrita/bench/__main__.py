@@ -1,0 +1,7 @@
+"""``python -m qrita.bench [options]``."""
+
+import sys
+
+from . import main
+
+sys.exit(main())

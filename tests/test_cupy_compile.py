@@ -1,0 +1,208 @@
+"""CPU-only CI for the cupy backend: every kernel instantiation compiles, for sm_80 and sm_90.
+
+The kernels are compiled exactly as the backend compiles them (generated
+preamble + ``kernels.cu``, the backend's options) through NVRTC, without a GPU:
+
+* ``cupy.cuda.nvrtc`` (``pip install cupy-cuda13x nvidia-cuda-nvrtc`` or the
+  ``-cu12`` pair: cupy imports without a GPU and its NVRTC binding works), else
+* ``cuda.bindings.nvrtc`` (``pip install cuda-python`` plus the NVRTC wheel), else
+* ``nvcc`` on the PATH,
+
+and the test is skipped, with that list, when none is there.  A compile error
+fails the test and shows the compiler log.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from qrita.backends.cupy import _module as M
+from qrita.core.fingerprint import spec_fingerprint
+
+ARCHS = ("sm_80", "sm_90")
+WARP_SIZE = 32  # NVIDIA; HIP builds pass the device's (64 on CDNA)
+INSTALL_HINT = (
+    "no NVRTC found: pip install cupy-cuda13x nvidia-cuda-nvrtc (or cupy-cuda12x nvidia-cuda-nvrtc-cu12), "
+    "or cuda-python with an NVRTC wheel, or put nvcc on the PATH"
+)
+
+
+def _cupy_nvrtc():
+    try:
+        from cupy.cuda import nvrtc
+
+        nvrtc.getVersion()
+        return nvrtc
+    except Exception:
+        return None
+
+
+def _bindings_nvrtc():
+    try:
+        from cuda.bindings import nvrtc
+
+        err, *_ = nvrtc.nvrtcVersion()
+        return nvrtc if int(err) == 0 else None
+    except Exception:
+        return None
+
+
+def _compile_cupy(nvrtc, source: str, options: list[str]) -> bytes:
+    prog = nvrtc.createProgram(source, "kernels.cu", [], [])
+    try:
+        nvrtc.compileProgram(prog, options)
+    except Exception as exc:
+        raise AssertionError(f"NVRTC failed ({exc}):\n{nvrtc.getProgramLog(prog)}") from None
+    return bytes(nvrtc.getCUBIN(prog))
+
+
+def _compile_bindings(nvrtc, source: str, options: list[str]) -> bytes:
+    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), b"kernels.cu", 0, [], [])
+    assert int(err) == 0, err
+    (err,) = nvrtc.nvrtcCompileProgram(prog, len(options), [o.encode() for o in options])
+    if int(err) != 0:
+        _, size = nvrtc.nvrtcGetProgramLogSize(prog)
+        log = b" " * size
+        nvrtc.nvrtcGetProgramLog(prog, log)
+        raise AssertionError(f"NVRTC failed ({err}):\n{log.decode(errors='replace')}")
+    _, size = nvrtc.nvrtcGetCUBINSize(prog)
+    cubin = b" " * size
+    nvrtc.nvrtcGetCUBIN(prog, cubin)
+    return cubin
+
+
+def _compile_nvcc(nvcc: str, source: str, options: list[str], tmp_path) -> bytes:
+    src = tmp_path / "kernels.cu"
+    src.write_text(source)
+    out = tmp_path / "kernels.cubin"
+    arch = next(o.split("=", 1)[1] for o in options if o.startswith("--gpu-architecture="))
+    flags = [o for o in options if not o.startswith("--gpu-architecture=")]
+    proc = subprocess.run(
+        [nvcc, f"-arch={arch}", "--cubin", *flags, "-o", str(out), str(src)], capture_output=True, text=True
+    )
+    assert proc.returncode == 0, f"nvcc failed:\n{proc.stderr}"
+    return out.read_bytes()
+
+
+@pytest.fixture(scope="module")
+def compiler(tmp_path_factory):
+    """``compile(source, options) -> cubin bytes`` with the first compiler found."""
+    nvrtc = _cupy_nvrtc()
+    if nvrtc is not None:
+        return lambda source, options: _compile_cupy(nvrtc, source, options)
+    nvrtc = _bindings_nvrtc()
+    if nvrtc is not None:
+        return lambda source, options: _compile_bindings(nvrtc, source, options)
+    nvcc = shutil.which("nvcc")
+    if nvcc is not None:
+        tmp = tmp_path_factory.mktemp("nvcc")
+        counter = iter(range(10**6))
+
+        def run(source, options):
+            d = tmp / str(next(counter))
+            d.mkdir()
+            return _compile_nvcc(nvcc, source, options, d)
+
+        return run
+    pytest.skip(INSTALL_HINT)
+
+
+def test_every_instantiation_compiles(compiler):
+    """3 dtypes x 2 archs, 4 kernels each; compile errors fail with the compiler's log."""
+    jobs = [(dtype, arch) for dtype in M.DTYPES for arch in ARCHS]
+    source = M.source()
+
+    def build(job):
+        dtype, arch = job
+        options = [f"--gpu-architecture={arch}", *M.compile_options(dtype, WARP_SIZE)]
+        return job, compiler(source, options)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+        built = dict(pool.map(build, jobs))
+    for (dtype, arch), cubin in built.items():
+        assert cubin, f"{dtype}/{arch}: empty cubin"
+        for name in M.kernel_names(dtype):
+            assert name.encode() in cubin, f"{dtype}/{arch}: kernel {name} missing from the cubin"
+        others = [d for d in M.DTYPES if d != dtype]
+        for name in (n for d in others for n in M.kernel_names(d)):
+            assert name.encode() not in cubin, f"{dtype}/{arch}: {name} should not be in this module"
+
+
+def test_source_carries_the_generated_preamble():
+    first = M.source().splitlines()[0]
+    assert first.startswith("// GENERATED by qrita.core.cgen") and spec_fingerprint() in first
+    key = M.cache_key(0, "float16", 32)
+    assert spec_fingerprint() in key and M.source_hash() in key
+
+
+def test_host_geometry_matches_the_kernel_source():
+    text = M.kernel_text()
+
+    def define(name):
+        m = re.search(rf"^#define {name} (\S+)", text, re.MULTILINE)
+        assert m, name
+        return m.group(1)
+
+    assert int(define("QRITA_THREADS")) == M.THREADS
+    assert int(define("QRITA_ITEMS")) == M.ITEMS
+    assert define("QRITA_CAP") == "QRITA_CANDIDATE_CAPACITY"
+    assert f"sizeof(Partial) == {M.PARTIAL_BYTES}" in text
+    assert f"sizeof(ZPart) == {M.ZPART_BYTES}" in text
+    assert f"sizeof(RowInfo) == {M.ROWINFO_BYTES}" in text
+
+
+def test_portability_rules_of_the_source():
+    """AMD/HIP: no literal warp size, no inline PTX, *_sync only behind the HIP switch."""
+    text = M.kernel_text()
+    code = "\n".join(line.split("//", 1)[0] for line in text.splitlines())
+    assert "asm(" not in code and "asm volatile" not in code, "inline PTX has no HIP fallback"
+    assert not re.search(r"\bwarpSize\b", code)
+    for m in re.finditer(r"\b32\b", code):
+        line = code[: m.start()].count("\n")
+        context = code.splitlines()[line]
+        assert "QRITA_WARP_SIZE != 32" in context, f"literal 32 in kernels.cu line {line + 1}: {context.strip()}"
+    lines = code.splitlines()
+    sync_lines = [i for i, line in enumerate(lines) if "_sync(" in line]
+    assert sync_lines, "expected the CUDA shuffles to use the *_sync forms"
+    start = lines.index("#ifdef QRITA_HIP")
+    depth, cuda_branch = 0, set()
+    for i in range(start, len(lines)):
+        word = lines[i].strip().split(" ", 1)[0]
+        if word in ("#if", "#ifdef", "#ifndef"):
+            depth += 1
+        elif word == "#endif":
+            depth -= 1
+            if depth == 0:
+                break
+        elif word == "#else" and depth == 1:
+            cuda_branch = set(range(i + 1, len(lines)))
+        if depth >= 1 and cuda_branch:
+            cuda_branch.add(i)
+    hip_end = i
+    assert all(i in cuda_branch and i < hip_end for i in sync_lines), "a *_sync call outside the CUDA branch of QRITA_HIP"
+
+
+def test_backend_module_imports_without_cupy_import():
+    """The registry imports the backend module; that must not import cupy."""
+    code = (
+        "import sys\n"
+        "import qrita.backends.cupy as b\n"
+        "assert b.BACKEND.name == 'cupy'\n"
+        "assert 'cupy' not in sys.modules, 'importing the backend imported cupy'\n"
+    )
+    subprocess.run([__import__("sys").executable, "-c", code], check=True)
+
+
+def test_unavailable_reason_names_the_fix():
+    from qrita.backends.cupy import BACKEND, _unavailable_reason
+
+    reason = BACKEND.unavailable_reason()
+    if reason is None:
+        pytest.skip("cupy and a GPU are available here")
+    assert 'pip install "qrita[cupy]"' in reason or "CUDA" in reason
+    _unavailable_reason.cache_clear()

@@ -1,0 +1,497 @@
+"""``backend="numba"``: the Numba-CUDA kernels, judged by the oracle.
+
+Two ways to run it:
+
+* CPU, in Numba's CUDA simulator (small shapes; what CI runs)::
+
+      NUMBA_ENABLE_CUDASIM=1 PYTHONPATH=. python -m pytest tests/test_numba_backend.py
+
+* GPU, real shapes (``@pytest.mark.gpu``)::
+
+      PYTHONPATH=. python3 -m pytest tests/test_numba_backend.py -m gpu
+
+Every comparison is exact: ``(threshold, num_ties, count)`` through
+``qrita.reference.check_selection``, and raw output bits where two runs must
+agree (split vs unsplit, repeated calls, batch invariance).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import qrita
+from qrita.backends import _load
+from qrita.reference import check_selection
+
+torch = pytest.importorskip("torch")
+numba_cuda = pytest.importorskip("numba.cuda")
+
+BACKEND = _load("numba")
+if isinstance(BACKEND, str):  # pragma: no cover - the module itself failed to import
+    pytest.skip(BACKEND, allow_module_level=True)
+SIMULATED = BACKEND.simulated
+INF, NAN = math.inf, math.nan
+TIES = ("lowest_index", "all")
+
+sim = pytest.mark.skipif(
+    not SIMULATED, reason="runs the kernels in Numba's CUDA simulator: set NUMBA_ENABLE_CUDASIM=1 for this process"
+)
+gpu = pytest.mark.gpu
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _fast_simulator_barriers():
+    """The simulator's barriers wait on the GIL; a short switch interval makes them ~5x faster."""
+    old = sys.getswitchinterval()
+    if SIMULATED:
+        sys.setswitchinterval(1e-4)
+    yield
+    sys.setswitchinterval(old)
+
+
+# ---- helpers ----------------------------------------------------------------------------------
+
+
+def as_logits(values, dtype: str, device: str = "cpu"):
+    """float64 values rounded to ``dtype``: numpy for float32/float16 on the CPU, torch otherwise."""
+    v = np.asarray(values, dtype=np.float64)
+    if device == "cpu" and dtype != "bfloat16":
+        with np.errstate(over="ignore"):  # 3e38 -> inf in float16 is intended
+            return v.astype(dtype)
+    return torch.from_numpy(v.copy()).to(getattr(torch, dtype)).to(device)
+
+
+def host(a):
+    """numpy copy of an array (floats as float64); scalars and None pass through."""
+    if a is None or isinstance(a, (int, float)):
+        return a
+    if isinstance(a, torch.Tensor):
+        t = a.detach().cpu()
+        return (t.double() if t.is_floating_point() else t).numpy()
+    return np.asarray(a, dtype=np.float64 if np.asarray(a).dtype.kind == "f" else None)
+
+
+def raw(a) -> np.ndarray:
+    """Raw bits of an output array (compares -0.0 and NaN payloads too)."""
+    if isinstance(a, torch.Tensor):
+        t = a.detach().cpu().contiguous()
+        if t.is_floating_point():
+            t = t.view({2: torch.int16, 4: torch.int32}[t.element_size()])
+        return t.numpy().copy()
+    a = np.ascontiguousarray(a)
+    return a.view(f"uint{a.dtype.itemsize * 8}").copy() if a.dtype.kind == "f" else a.copy()
+
+
+def run(x, k=None, p=None, ties="lowest_index", **options):
+    return qrita.select(x, k=k, p=p, backend="numba", ties=ties, options=options or None)
+
+
+def check(x, k, p, ties, sel):
+    """The selection equals the oracle's (top-p within SPEC's ambiguity window)."""
+    check_selection(host(x), host(k), host(p), ties, host(sel.threshold), host(sel.num_ties), host(sel.count))
+
+
+def same_bits(a, b):
+    for field in ("threshold", "num_ties", "count", "hit"):
+        np.testing.assert_array_equal(raw(getattr(a, field)), raw(getattr(b, field)), err_msg=field)
+
+
+def adversarial_rows(rng, V: int) -> np.ndarray:
+    """``[12, V]`` float64 rows that break naive selection: ties, constant rows, +-inf, NaN, zeros."""
+    rows = [
+        rng.standard_normal(V),  # Gaussian
+        rng.integers(-3, 4, V).astype(float),  # heavy ties everywhere
+        np.full(V, 0.25),  # all equal
+        np.full(V, -INF),  # nothing keepable (a grammar mask)
+        np.full(V, NAN),  # nothing keepable
+        np.where(rng.random(V) < 0.9, -INF, rng.standard_normal(V)),  # mostly masked
+        np.where(rng.random(V) < 0.05, INF, rng.standard_normal(V)),  # a few +inf
+        np.where(rng.random(V) < 0.05, NAN, rng.standard_normal(V) * 30),  # NaN inside
+        rng.choice([-0.0, 0.0, 1.0, -1.0], V),  # signed zeros tie
+        rng.standard_normal(V) * 2 + np.where(rng.random(V) < 0.03, 12.0, 0.0),  # LLM-like outliers
+        rng.choice([-3e38, 3e38, -1e-40, 1e-40, 0.0], V),  # extremes and subnormals
+        np.round(rng.standard_normal(V) * 4) / 4,  # few distinct values
+    ]
+    return np.array(rows)
+
+
+def per_row_k(V: int, B: int) -> np.ndarray:
+    return np.array([1, 3, V // 2, V - 1, V, V + 7, 0, -2, 5, 1, 2, 9][:B] + [4] * max(0, B - 12), dtype=np.int64)
+
+
+def per_row_p(B: int) -> np.ndarray:
+    return np.array([0.5, NAN, 0.9, -0.5, 0.0, 1.0, 0.99, 1e-9, 2.0, 0.3, 0.999, 0.7][:B] + [0.8] * max(0, B - 12))
+
+
+# ---- simulator: exactness on adversarial rows --------------------------------------------------
+
+
+@sim
+@pytest.mark.parametrize("ties", TIES)
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_adversarial_rows_per_row_k_and_p(dtype, ties, rng):
+    V = 211
+    x = as_logits(adversarial_rows(rng, V), dtype)
+    B = x.shape[0]
+    k = torch.from_numpy(per_row_k(V, B)) if isinstance(x, torch.Tensor) else per_row_k(V, B)
+    p = per_row_p(B).astype(np.float32)
+    p = torch.from_numpy(p) if isinstance(x, torch.Tensor) else p
+    for kk, pp in ((k, None), (None, p), (k, p)):
+        check(x, kk, pp, ties, run(x, kk, pp, ties))
+
+
+@sim
+@pytest.mark.parametrize("ties", TIES)
+@pytest.mark.parametrize(
+    "k, p", [(1, None), (7, None), (199, None), (200, None), (10**6, None), (0, None), (None, 0.0), (None, -1.0),
+             (None, 0.6), (None, 0.999), (None, 1.0), (5, 0.4), (50, 0.95), (200, 0.5)]
+)
+def test_scalar_k_and_p(k, p, ties, rng):
+    x = as_logits(adversarial_rows(rng, 200)[[0, 1, 6, 9]], "float32")
+    check(x, k, p, ties, run(x, k, p, ties))
+
+
+@sim
+def test_all_equal_rows_keep_arange_k():
+    x = np.full((2, 64), 0.75, dtype=np.float32)
+    sel = run(x, k=17)
+    np.testing.assert_array_equal(sel.count, [17, 17])
+    np.testing.assert_array_equal(sel.num_ties, [17, 17])
+    np.testing.assert_array_equal(np.flatnonzero(sel.mask()[0]), np.arange(17))
+    sel = run(x, k=17, ties="all")
+    np.testing.assert_array_equal(sel.count, [64, 64])
+
+
+@sim
+def test_infinities_nan_and_empty_rows():
+    x = np.array(
+        [[-INF] * 6, [NAN] * 6, [NAN, -INF, 1.0, NAN, -INF, NAN], [INF, 0.0, INF, 5.0, -INF, NAN], [1.0, INF, 2.0, 3.0, INF, INF]],
+        dtype=np.float32,
+    )
+    for k, p in ((2, None), (None, 0.5), (3, 0.4), (None, 0.0), (None, None)):
+        for ties in TIES:
+            sel = run(x, k, p, ties)
+            check(x, k, p, ties, sel)
+            assert list(sel.count[:2]) == [0, 0] and np.all(np.isneginf(sel.threshold[:2]))
+    sel = run(x, p=0.5)  # +inf entries share all of the mass: 2 of 3 reach 0.5 on the last row
+    assert sel.count[4] == 2 and sel.threshold[4] == INF
+
+
+@sim
+def test_empty_batch_and_one_dimensional_input(rng):
+    sel = run(np.zeros((0, 10), np.float32), k=3, p=0.5)
+    assert sel.count.shape == (0,) and sel.threshold.dtype == np.float32
+    row = rng.standard_normal(50).astype(np.float16)
+    sel = run(row, k=4)
+    assert sel.count.shape == () and int(sel.count) == 4 and sel.threshold.dtype == np.float16
+
+
+@sim
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_non_contiguous_rows(dtype, rng):
+    base = adversarial_rows(rng, 300)
+    x = as_logits(base, dtype)
+    views = [x[:, ::2], x[::3], x.T.T[:, 1:]]
+    t = as_logits(base.T.copy(), dtype)  # a [V, B] buffer: the vocab axis has stride B
+    views.append(t.T if isinstance(t, np.ndarray) else t.t())
+    k, p = 6, 0.8
+    for v in views:
+        check(v, k, p, "lowest_index", run(v, k, p))
+
+
+@sim
+@pytest.mark.parametrize("ties", TIES)
+def test_forced_truncation_misses_and_small_buffers(ties, rng):
+    x = as_logits(adversarial_rows(rng, 257), "float32")
+    k, p = per_row_k(257, 12), per_row_p(12)
+    default = run(x, k, p, ties)
+    check(x, k, p, ties, default)
+    assert default.hit.any()
+    for options in ({"truncation": False}, {"capacity": 5}, {"capacity": 1}, {"truncation": False, "capacity": 3}):
+        sel = run(x, k, p, ties, **options)
+        check(x, k, p, ties, sel)
+        for field in ("threshold", "num_ties", "count"):  # exact either way: same bits
+            np.testing.assert_array_equal(raw(getattr(sel, field)), raw(getattr(default, field)))
+    assert not run(x, k, p, ties, truncation=False).hit.any()
+
+
+@sim
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("splits", [2, 3, 5])
+def test_split_rows_are_bit_identical(dtype, splits, rng):
+    x = as_logits(adversarial_rows(rng, 157)[[0, 1, 2, 5, 6, 9]], dtype)
+    B = x.shape[0]
+    k = torch.tensor([3, 0, 70, 2, 9, 1])
+    p = torch.tensor([0.9, 0.5, 1.0, 0.0, 0.3, 0.99])
+    if not isinstance(x, torch.Tensor):
+        k, p = k.numpy(), p.numpy()
+    for kk, pp in ((k, None), (None, p), (k, p)):
+        one = run(x, kk, pp, split=1)
+        check(x, kk, pp, "lowest_index", one)
+        same_bits(run(x, kk, pp, split=splits), one)
+    assert B == 6
+
+
+@sim
+def test_split_rows_with_misses_and_overflow(rng):
+    x = as_logits(adversarial_rows(rng, 130), "float16")
+    k, p = per_row_k(130, 12), per_row_p(12).astype(np.float32)
+    one = run(x, k, p, capacity=4)
+    check(x, k, p, "all", run(x, k, p, "all", capacity=4, split=4))
+    same_bits(run(x, k, p, capacity=4, split=4), one)
+    same_bits(run(x, k, p, truncation=False, split=3), run(x, k, p, truncation=False))
+
+
+@sim
+def test_torch_in_torch_out_and_deterministic(rng):
+    x = as_logits(adversarial_rows(rng, 96), "bfloat16")
+    k = torch.from_numpy(per_row_k(96, 12))
+    p = torch.from_numpy(per_row_p(12)).float()
+    a = run(x, k, p)
+    assert isinstance(a.threshold, torch.Tensor) and a.threshold.dtype == torch.bfloat16
+    assert a.num_ties.dtype == torch.int32 and a.count.dtype == torch.int32
+    check(x, k, p, "lowest_index", a)
+    same_bits(run(x, k, p), a)
+
+
+@sim
+def test_batch_invariant(rng):
+    x = as_logits(adversarial_rows(rng, 120), "float32")
+    k, p = per_row_k(120, 12), per_row_p(12)
+    whole = run(x, k, p)
+    for b in (0, 5, 9, 11):
+        alone = run(x[b : b + 1], k[b : b + 1], p[b : b + 1])
+        np.testing.assert_array_equal(raw(alone.threshold), raw(whole.threshold)[b : b + 1])
+        np.testing.assert_array_equal(alone.count, whole.count[b : b + 1])
+        np.testing.assert_array_equal(alone.num_ties, whole.num_ties[b : b + 1])
+
+
+@sim
+def test_masking_entry_points(rng):
+    x = as_logits(adversarial_rows(rng, 80), "float16")
+    k, p = per_row_k(80, 12), per_row_p(12)
+    sel = run(x, k, p)
+    out = qrita.top_k_top_p(x, k, p, backend="numba")
+    keep = sel.mask()
+    np.testing.assert_array_equal(raw(out)[keep], raw(x)[keep])
+    assert np.all(np.isneginf(out[~keep]))
+
+
+# ---- simulator: the pieces -------------------------------------------------------------------
+
+
+@sim
+def test_core_state_machine_is_reused_not_rewritten():
+    from qrita.backends.numba import kernels
+    from qrita.core import search
+
+    for name in ("pivot", "classify_pivot", "narrow_lo", "narrow_hi", "topk_num_ties"):
+        assert getattr(kernels, name).py_func is getattr(search, name)
+
+
+@sim
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+def test_keys_match_core(dtype, rng):
+    """Every 16-bit pattern (a sample of 32-bit ones) maps to the core's order, and
+    thresholds come back to the exact input bits."""
+    from qrita.backends.numba import kernels
+    from qrita.core.keys import float_from_bits, keys_from_bits
+
+    if dtype == "float32":
+        bits = rng.integers(0, 2**32, 4000, dtype=np.uint64).astype(np.uint32)
+    else:
+        bits = np.ascontiguousarray(np.arange(2**16, dtype=np.uint16)[:: 1 if dtype == "float16" else 3])
+    keys = np.zeros(bits.size, np.int64)
+    back = np.zeros(bits.size, np.int64)
+    kernels.keys_kernel[1, kernels.THREADS](bits, kernels.FMT_OF_DTYPE[dtype], keys, back)
+    # order: the widened keys sort exactly like the values (NaN lowest, -0.0 == +0.0)
+    with np.errstate(invalid="ignore"):  # NaN payloads widen noisily in numpy
+        values = float_from_bits(bits, dtype).astype(np.float64)
+    core = keys_from_bits(bits, dtype).astype(np.int64)
+    order = np.argsort(keys, kind="stable")
+    assert np.array_equal(np.argsort(core, kind="stable"), order)
+    nan = np.isnan(values)
+    assert np.all(keys[nan] == 0)
+    np.testing.assert_array_equal(back[~nan], bits[~nan].astype(np.int64))
+
+
+@sim
+def test_capabilities_in_the_simulator():
+    caps = BACKEND.capabilities
+    assert "cpu" in caps.devices and "numpy" in caps.libs and "bfloat16" in caps.dtypes
+    assert BACKEND.unavailable_reason() is None
+    req_auto = qrita.select(np.zeros((1, 4), np.float32), k=1)
+    assert req_auto.backend != "numba"  # "auto" never picks a simulator
+
+
+def test_unavailable_without_gpu_or_simulator_says_why():
+    """Without a GPU and without the simulator, the reason names the problem and the fix."""
+    code = "import qrita; print(qrita.available_backends()['numba'])"
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (os.getcwd(), env.get("PYTHONPATH", "")) if p)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    reason = out.stdout.strip()
+    if reason == "None":
+        pytest.skip("a CUDA device is present: the numba backend is available")
+    assert "no CUDA device" in reason or 'pip install "qrita[numba]"' in reason, out
+
+
+# ---- GPU: real shapes (run on the device machine) ----------------------------------------------
+
+needs_cuda = pytest.mark.skipif(
+    SIMULATED or not torch.cuda.is_available(), reason="needs a CUDA GPU (and no NUMBA_ENABLE_CUDASIM)"
+)
+
+
+def llm_logits(B: int, V: int, dtype: str, seed: int = 0):
+    """A Gaussian noise floor with a few strong outliers per row, on the GPU."""
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    x = torch.randn(B, V, device="cuda", generator=g) * 2.0
+    cols = torch.randint(0, V, (B, 16), device="cuda", generator=g)
+    x.scatter_add_(1, cols, torch.rand(B, 16, device="cuda", generator=g) * 7 + 8)
+    return x.to(getattr(torch, dtype))
+
+
+def check_rows(x, k, p, ties, sel, rows):
+    """Oracle check of some rows (the oracle sorts on the CPU)."""
+    rows = torch.as_tensor(rows)
+    pick = lambda a: a if a is None or isinstance(a, (int, float)) else a[rows.to(a.device)]  # noqa: E731
+    check_selection(
+        host(x[rows.to(x.device)]), host(pick(k)), host(pick(p)), ties,
+        host(sel.threshold[rows.to(x.device)]), host(sel.num_ties[rows.to(x.device)]), host(sel.count[rows.to(x.device)]),
+    )
+
+
+@gpu
+@needs_cuda
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("V", [32000, 128256, 151936, 262144])
+def test_gpu_real_shapes(V, dtype):
+    B = 64
+    x = llm_logits(B, V, dtype, seed=V)
+    gen = torch.Generator().manual_seed(1)
+    k = torch.randint(1, 200, (B,), generator=gen)
+    k[::7] = 0
+    k[1::9] = V
+    p = torch.rand(B, generator=gen) * 0.98 + 0.01
+    p[::5] = 1.0
+    p[2::11] = 0.0
+    k, p = k.cuda(), p.cuda()
+    for ties in TIES:
+        for kk, pp in ((k, None), (None, p), (k, p), (50, 0.9), (1, None), (None, 0.5)):
+            sel = run(x, kk, pp, ties)
+            assert sel.threshold.is_cuda and sel.threshold.dtype == x.dtype
+            check_rows(x, kk, pp, ties, sel, range(0, B, 3))
+    sel = run(x, k, p)
+    assert sel.hit.float().mean().item() > 0.5  # the truncation holds on LLM-like rows
+
+
+@gpu
+@needs_cuda
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_gpu_large_batch_deterministic_and_batch_invariant(dtype):
+    B, V = 1024, 128256
+    x = llm_logits(B, V, dtype, seed=7)
+    k = torch.randint(1, 100, (B,), device="cuda")
+    p = torch.rand(B, device="cuda") * 0.9 + 0.05
+    first = run(x, k, p)
+    for _ in range(10):
+        same_bits(run(x, k, p), first)
+    check_rows(x, k, p, "lowest_index", first, list(range(0, B, 37)) + [B - 1])
+    for lo, hi in ((0, 1), (5, 8), (500, 564), (1000, 1024)):
+        part = run(x[lo:hi].clone(), k[lo:hi].clone(), p[lo:hi].clone())
+        for field in ("threshold", "num_ties", "count"):
+            np.testing.assert_array_equal(raw(getattr(part, field)), raw(getattr(first, field))[lo:hi], err_msg=field)
+
+
+@gpu
+@needs_cuda
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("B", [1, 3, 16])
+def test_gpu_split_path_is_bit_identical(B, dtype):
+    V = 262144
+    x = llm_logits(B, V, dtype, seed=B)
+    k = torch.randint(1, 4000, (B,), device="cuda")
+    p = torch.rand(B, device="cuda")
+    for kk, pp in ((k, None), (None, p), (k, p)):
+        one = run(x, kk, pp, split=1)
+        for splits in (0, 4, 33):  # 0: the automatic choice (splits at small B)
+            same_bits(run(x, kk, pp, split=splits), one)
+        check_rows(x, kk, pp, "lowest_index", one, range(B))
+    same_bits(run(x, k, p, split=8, truncation=False), run(x, k, p, split=1, truncation=False))
+
+
+@gpu
+@needs_cuda
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_gpu_adversarial_rows(dtype):
+    V = 151936
+    rng = np.random.default_rng(3)
+    rows = np.stack([np.resize(r, V) for r in adversarial_rows(rng, 4096)])
+    rows[1] = np.round(rng.standard_normal(V) * 3) / 8  # huge tie groups
+    x = as_logits(rows, dtype, "cuda")
+    B = x.shape[0]
+    k = torch.from_numpy(per_row_k(V, B)).cuda()
+    p = torch.from_numpy(per_row_p(B)).float().cuda()
+    for ties in TIES:
+        for options in ({}, {"truncation": False}, {"split": 6}):
+            for kk, pp in ((k, None), (None, p), (k, p), (V // 2, None)):
+                check_rows(x, kk, pp, ties, run(x, kk, pp, ties, **options), range(B))
+
+
+@gpu
+@needs_cuda
+def test_gpu_strided_and_transposed():
+    x = llm_logits(32, 2 * 32000, "float16", seed=5)
+    for view in (x[:, ::2], x[::2], x.t().contiguous().t()[:, 7:]):
+        check_rows(view, 40, 0.9, "lowest_index", run(view, 40, 0.9), range(view.shape[0]))
+
+
+@gpu
+@needs_cuda
+def test_gpu_more_than_2_pow_31_entries():
+    B, V = 8200, 262144  # 2.15e9 entries, fp16: 4.3 GB
+    x = torch.full((B, V), -1.0, dtype=torch.float16, device="cuda")
+    x[:, 5] = 3.0
+    x[-1, -3:] = torch.tensor([7.0, 6.0, 5.0], dtype=torch.float16)
+    sel = run(x, 2)
+    assert sel.count[-1].item() == 2 and sel.threshold[-1].item() == 6.0
+    assert sel.threshold[0].item() == -1.0 and sel.num_ties[0].item() == 1
+    check_rows(x, 2, None, "lowest_index", sel, [0, B // 2, B - 2, B - 1])
+    del x
+
+
+@gpu
+@needs_cuda
+def test_gpu_caller_stream_and_cuda_graph():
+    x = llm_logits(128, 32000, "bfloat16", seed=11)
+    k = torch.full((128,), 20, device="cuda")
+    ref = run(x, k, 0.9)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        on_s = run(x, k, 0.9)
+    s.synchronize()
+    same_bits(on_s, ref)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured = run(x, k, 0.9)
+    graph.replay()
+    torch.cuda.synchronize()
+    same_bits(captured, ref)
+
+
+@gpu
+@needs_cuda
+def test_gpu_cupy_in_cupy_out():
+    cupy = pytest.importorskip("cupy")
+    x = cupy.asarray(host(llm_logits(16, 32000, "float32", seed=2)).astype(np.float32))
+    sel = run(x, 30, 0.8)
+    assert isinstance(sel.threshold, cupy.ndarray)
+    check_selection(x.get(), 30, 0.8, "lowest_index", sel.threshold.get(), sel.num_ties.get(), sel.count.get())
