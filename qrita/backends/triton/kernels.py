@@ -243,9 +243,9 @@ def span_kernel(
 
 
 @triton.jit
-def load_source(x_row, stride_xv, V, cand_row, part_i_row, c, FROM_BUF, lo32,
+def load_source(x_row, stride_xv, V, cand_row, part_i_row, c, FROM_BUF, lo,
                 SPAN_CAP: tl.constexpr, CB: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr):
-    """Chunk ``c`` of a search source in memory: uint32 keys and validity (dead keys <= lo are invalid).
+    """Chunk ``c`` of a search source in memory: keys (int64) and validity (dead keys <= lo are invalid).
 
     From the candidate buffer, chunk c covers span c // (SPAN_CAP // CB);
     from the row, chunk c covers entries [c * CB, (c + 1) * CB).
@@ -257,30 +257,29 @@ def load_source(x_row, stride_xv, V, cand_row, part_i_row, c, FROM_BUF, lo32,
         n = tl.load(part_i_row + span * 8).to(tl.int32)
         valid = j < n
         key = tl.load(cand_row + tl.cast(span, tl.int64) * SPAN_CAP + j, mask=valid, other=0)
-        key = key.to(tl.uint32, bitcast=True)
+        key = key.to(tl.uint32, bitcast=True).to(tl.int64)
     else:
         offs = tl.cast(c, tl.int64) * CB + tl.arange(0, CB).to(tl.int64)
         valid = offs < V
         raw = tl.load(x_row + offs * stride_xv, mask=valid, other=0.0)
-        key = keys_of(raw, DTYPE, W)
-    valid = valid & (key > lo32)
+        key = tl.where(valid, keys_of(raw, DTYPE, W), 0).to(tl.int64)
+    valid = valid & (key > lo)
     return key, valid
 
 
 @triton.jit
 def lane_stats(key, valid, w, taus, COUNT: tl.constexpr):
-    """Per pivot lane (uint32 keys and pivots): mass and count above tau, zmn, n(zmn), zmx (largest key <= tau)."""
+    """Per pivot lane: mass and count above tau, zmn, n(zmn), zmx (largest key <= tau)."""
     k2 = key[:, None]
     gt = valid[:, None] & (k2 > taus[None, :])
-    cnt = tl.sum(gt.to(tl.int32), axis=0)
+    cnt = tl.sum(gt.to(tl.int64), axis=0)
     if COUNT:
         mass = cnt.to(tl.float32)
     else:
         mass = tl.sum(tl.where(gt, w[:, None], 0.0), axis=0)
-    ones = ~tl.zeros_like(k2)
-    zmn = tl.min(tl.where(gt, k2, ones), axis=0)
-    n = tl.sum((gt & (k2 == zmn[None, :])).to(tl.int32), axis=0)
-    zmx = tl.max(tl.where(valid[:, None] & (gt == 0), k2, tl.zeros_like(k2)), axis=0)
+    zmn = tl.min(tl.where(gt, k2, 0xFFFFFFFFF), axis=0)
+    n = tl.sum((gt & (k2 == zmn[None, :])).to(tl.int64), axis=0)
+    zmx = tl.max(tl.where(valid[:, None] & (gt == 0), k2, 0), axis=0)
     return mass, cnt, zmn, n, zmx
 
 
@@ -290,20 +289,18 @@ def round_stats(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, cand_row, 
                 DTYPE: tl.constexpr, W: tl.constexpr):
     """Lane stats of every pivot over the source: 0 = registers, 1 = candidate buffer, 2 = row.
 
-    Keys and pivots are uint32 (keys never exceed 32 bits); chunks are merged
-    in chunk order, so sums are deterministic.
+    Chunks are merged in chunk order, so sums are deterministic.
     """
-    lo32 = lo.to(tl.uint32)
     if src == 0:
-        mass, cnt, zmn, nmn, zmx = lane_stats(keys_reg, valid_reg & (keys_reg > lo32), w_reg, taus, COUNT)
+        mass, cnt, zmn, nmn, zmx = lane_stats(keys_reg, valid_reg & (keys_reg > lo), w_reg, taus, COUNT)
     else:
         mass = tl.zeros((NP,), tl.float32)
-        cnt = tl.zeros((NP,), tl.int32)
-        zmn = tl.full((NP,), 0xFFFFFFFF, tl.uint32)
-        nmn = tl.zeros((NP,), tl.int32)
-        zmx = tl.zeros((NP,), tl.uint32)
+        cnt = tl.zeros((NP,), tl.int64)
+        zmn = tl.full((NP,), 0xFFFFFFFFF, tl.int64)
+        nmn = tl.zeros((NP,), tl.int64)
+        zmx = tl.zeros((NP,), tl.int64)
         for c in range(n_chunks):
-            key, valid = load_source(x_row, stride_xv, V, cand_row, part_i_row, c, src == 1, lo32, SPAN_CAP, CB,
+            key, valid = load_source(x_row, stride_xv, V, cand_row, part_i_row, c, src == 1, lo, SPAN_CAP, CB,
                                      DTYPE, W)
             if COUNT:
                 w = tl.zeros((CB,), tl.float32)
@@ -321,7 +318,7 @@ def round_stats(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, cand_row, 
 @triton.jit
 def pick(vec, idx, j):
     """vec[j] for a small vector (Triton has no scalar indexing)."""
-    return tl.sum(tl.where(idx == j, vec, tl.zeros_like(vec)), axis=0)
+    return tl.sum(tl.where(idx == j, vec, 0), axis=0)
 
 
 @triton.jit
@@ -334,8 +331,7 @@ def search(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, cand_row, part_
     ``lo`` itself; NP = 4 is the paper's three interior pivots).  Visiting the
     pivots in increasing order ends at the largest one with C >= T, so only
     that one is classified (the argument is in the numpy backend), then lo/hi
-    are narrowed and snapped to present keys.  lo/hi are int64 scalars, the
-    per-element work is on uint32.
+    are narrowed and snapped to present keys.
     """
     idx = tl.arange(0, NP)
     done = lo < 0  # False, as a tensor
@@ -346,19 +342,18 @@ def search(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, cand_row, part_
     rounds = 0
     while (rounds < MAX_ROUNDS) & (done == 0):
         forced = hi - lo <= 1
-        taus64 = tl.where(forced, hi - 1, pivot(lo, hi, idx.to(tl.int64), NP - 1))
-        taus = taus64.to(tl.uint32)
+        taus = tl.where(forced, hi - 1, pivot(lo, hi, idx.to(tl.int64), NP - 1))
         mass, cnt, zmn, nmn, zmx = round_stats(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, cand_row,
                                                part_i_row, n_chunks, lo, taus, m, inf_mode, COUNT, NP, SPAN_CAP,
                                                CB, DTYPE, W)
         if COUNT:
-            ok = cnt.to(tl.int64) >= target.to(tl.int64)
+            ok = cnt >= target.to(tl.int64)
         else:
             ok = mass >= target
         a = tl.max(tl.where(ok, idx, 0), axis=0)
-        zmn_a = pick(zmn, idx, a).to(tl.int64)
-        n_a = pick(nmn, idx, a).to(tl.int64)
-        cnt_a = pick(cnt, idx, a).to(tl.int64)
+        zmn_a = pick(zmn, idx, a)
+        n_a = pick(nmn, idx, a)
+        cnt_a = pick(cnt, idx, a)
         if COUNT:
             state = classify_pivot(cnt_a, n_a, target.to(tl.int64), forced)
             mass_a = cnt_a.to(tl.float32)
@@ -376,8 +371,8 @@ def search(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, cand_row, part_
         else:
             new_lo = narrow_lo(lo, state, zmn_a)
             has_next = a + 1 < NP
-            tau_next = pick(taus64, idx, a + 1)
-            zmx_next = pick(zmx, idx, a + 1).to(tl.int64)
+            tau_next = pick(taus, idx, a + 1)
+            zmx_next = pick(zmx, idx, a + 1)
             new_hi = tl.where(has_next, snap_hi(narrow_hi(hi, 0, tau_next), new_lo, zmx_next), hi)
             lo = new_lo
             hi = new_hi
@@ -390,12 +385,12 @@ def search(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, cand_row, part_
 def stats_above(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, cand_row, part_i_row, n_chunks, lo, tau, m,
                 inf_mode, SPAN_CAP: tl.constexpr, CB: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr):
     """(mass above tau, count above tau) over the source."""
-    taus = (tl.full((2,), 0, tl.int64) + tau).to(tl.uint32)
+    taus = tl.full((2,), 0, tl.int64) + tau
     mass, cnt, _zmn, _n, _zmx = round_stats(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, cand_row,
                                             part_i_row, n_chunks, lo, taus, m, inf_mode, False, 2, SPAN_CAP, CB,
                                             DTYPE, W)
     idx = tl.arange(0, 2)
-    return pick(mass, idx, 0), pick(cnt, idx, 0).to(tl.int64)
+    return pick(mass, idx, 0), pick(cnt, idx, 0)
 
 
 @triton.jit
@@ -420,7 +415,7 @@ def gather_registers(cand_row, n_cand_s, n_cand, N_SPANS_P2: tl.constexpr, SPAN_
     start = tl.sum(tl.where(sidx[None, :] == span[:, None], starts[None, :], 0), axis=1)
     valid = i < n_cand
     key = tl.load(cand_row + span * SPAN_CAP + (i - start), mask=valid, other=0)
-    return key.to(tl.uint32, bitcast=True), valid
+    return key.to(tl.uint32, bitcast=True).to(tl.int64), valid
 
 
 @triton.jit(do_not_specialize=["V", "row0", "k_scalar", "p_scalar", "k_mode", "p_mode_arg", "ties_all",

@@ -24,7 +24,7 @@ MAX_SPAN = 16384
 BLOCK = 2048  # entries per iteration of the span pass
 SPAN_CAP = 1024  # candidates kept per span; more is a truncation miss
 CB = 1024  # keys per chunk of a search over memory (== SPAN_CAP: one chunk per span)
-REG_CAP = 2048  # candidates searched in registers
+REG_CAP = 4096  # candidates searched in registers
 SCRATCH_BYTES = 8 << 20  # candidate buffer budget per wave
 
 
