@@ -75,10 +75,12 @@ def _weights(vals: np.ndarray, m: float) -> np.ndarray:
 
 
 # Rounds over more than WIDE_LIVE_MIN live keys evaluate WIDE_PIVOTS pivots (one
-# bincount resolves 8 key bits instead of 2); smaller rounds use the paper's 3.
+# bincount resolves 8 key bits instead of 2: on the CPU a round costs a few
+# array passes plus fixed call overhead, whatever P is); smaller rounds use the
+# paper's 3.
 # ``options={"num_pivots": P}`` fixes P for every round (ablations, tests).
 WIDE_PIVOTS = 255
-WIDE_LIVE_MIN = 4096
+WIDE_LIVE_MIN = 256
 
 
 def _buckets(keys: np.ndarray, lo: int, hi: int, num_pivots: int, taus: list[int]) -> np.ndarray:
@@ -87,14 +89,22 @@ def _buckets(keys: np.ndarray, lo: int, hi: int, num_pivots: int, taus: list[int
     For keys of at most 32 bits the evenly spaced pivots of
     :func:`qrita.core.search.pivot` give it in closed form,
     ``clip(ceil((key - lo) * (P + 1) / (hi - lo)) - 1, 0, P)``, at a cost that
-    does not grow with ``P``; 64-bit keys use a binary search.
+    does not grow with ``P``.  It is evaluated in float64, which is exact here:
+    every operand is an integer below 2**53, and a quotient that is not an
+    integer lies at least ``1 / (hi - lo) >= 2**-32`` from one, far more than
+    the rounding error of one division.  64-bit keys use a binary search.
     """
     if len(taus) == 1 or keys.dtype.itemsize == 8:
         return np.searchsorted(np.asarray(taus, dtype=keys.dtype), keys, side="left").astype(np.int32)
-    width = hi - lo
-    d = keys.astype(np.int64) - lo
-    b = (d * (num_pivots + 1) + (width - 1)) // width - 1
-    return np.clip(b, 0, num_pivots).astype(np.int32)
+    d = keys.astype(np.float64)
+    d -= lo
+    d *= num_pivots + 1
+    d += hi - lo - 1
+    d /= hi - lo
+    np.floor(d, out=d)
+    d -= 1
+    np.clip(d, 0, num_pivots, out=d)
+    return d.astype(np.int32)
 
 
 def _search(keys: np.ndarray, weights, lo: int, hi: int, target, key_bits: int, num_pivots: int):

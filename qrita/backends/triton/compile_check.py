@@ -1,0 +1,92 @@
+"""Ahead-of-time compile of every Triton kernel variant, without a GPU.
+
+    python -m qrita.backends.triton.compile_check cuda:90 cuda:80 hip:gfx942
+
+compiles the span, finish and mask kernels for every dtype with the launch
+geometry of :mod:`qrita.backends.triton.launch` and prints one line per
+variant; the exit status is non-zero if any fails.  Run it in a process of its
+own (``tests/test_triton_compile.py`` does): ``triton.compile`` for a foreign
+target must not share a process with interpreter-mode kernels.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+from ...core import search as core_search
+from ...core.keys import KEY_CONSTANTS
+from ...core.lut import TOPK_DELTA, TOPP_DELTA
+from ...core.spec import GPU_DTYPES, NUM_PIVOTS, SAMPLE_SIZE, TOPK_LUT_STEPS_PER_OCTAVE
+from . import kernels, launch
+
+POINTER = {"float32": "*fp32", "float16": "*fp16", "bfloat16": "*bf16"}
+
+
+def _source(fn, args: dict, constexprs: dict) -> ASTSource:
+    sig = dict(args)
+    sig.update({name: "constexpr" for name in constexprs})
+    names = list(sig)
+    return ASTSource(fn=fn, signature=sig, constexprs={(names.index(k),): v for k, v in constexprs.items()})
+
+
+def variants(dtype: str):
+    """(name, ASTSource, num_warps) of every kernel the backend launches for ``dtype``."""
+    kc = KEY_CONSTANTS[dtype]
+    code = launch.DTYPE_CODE[dtype]
+    x = POINTER[dtype]
+    row = {"x_ptr": x, "stride_xb": "i64", "stride_xv": "i64", "V": "i32", "row0": "i32",
+           "k_ptr": "*i64", "k_scalar": "i64", "p_ptr": "*fp32", "p_scalar": "fp32"}
+    span_args = dict(row, k_mode="i32", p_mode="i32", topk_lut_ptr="*fp32", topp_lut_ptr="*fp32",
+                     cand_ptr="*i32", part_i_ptr="*i64", part_f_ptr="*fp32", n_spans="i32")
+    span_const = dict(SPAN=launch.MAX_SPAN, SPAN_CAP=launch.SPAN_CAP, BLOCK=launch.BLOCK, DTYPE=code, W=kc.width,
+                      KEY_NEG_INF=kc.key_neg_inf, KEY_POS_INF=kc.key_pos_inf, SAMPLE=SAMPLE_SIZE,
+                      LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE, TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size)
+    yield f"span_kernel[{dtype}]", _source(kernels.span_kernel, span_args, span_const), 8
+    finish_args = dict(row, k_mode="i32", p_mode_arg="i32", ties_all="i32", truncation="i32", cand_ptr="*i32",
+                       part_i_ptr="*i64", part_f_ptr="*fp32", n_spans="i32", thr_key_ptr="*i64", thr_bits_ptr="*i32",
+                       num_ties_ptr="*i32", count_ptr="*i32", hit_ptr="*i8", cut_idx_ptr="*i64")
+    np_lanes = triton.next_power_of_2(NUM_PIVOTS + 1)
+    finish_const = dict(N_SPANS_P2=16, SPAN_CAP=launch.SPAN_CAP, CB=launch.CB, REG_CAP=launch.REG_CAP, NP=np_lanes,
+                        MAX_ROUNDS=core_search.max_rounds(kc.width, NUM_PIVOTS) + 2, DTYPE=code, W=kc.width,
+                        KEY_NEG_INF=kc.key_neg_inf)
+    yield f"finish_kernel[{dtype}]", _source(kernels.finish_kernel, finish_args, finish_const), 8
+    mask_args = {"x_ptr": x, "stride_xb": "i64", "stride_xv": "i64", "out_ptr": x, "stride_ob": "i64",
+                 "stride_ov": "i64", "V": "i32", "thr_key_ptr": "*i64", "cut_idx_ptr": "*i64", "mask_value": "fp32"}
+    for inplace in (True, False):
+        const = dict(INPLACE=inplace, BLOCK=4096, DTYPE=code, W=kc.width)
+        yield f"mask_kernel[{dtype}, inplace={inplace}]", _source(kernels.mask_kernel, mask_args, const), 8
+
+
+def parse_target(spec: str) -> GPUTarget:
+    backend, arch = spec.split(":")
+    if backend == "cuda":
+        return GPUTarget("cuda", int(arch), 32)
+    return GPUTarget("hip", arch, 64)  # CDNA wavefronts are 64 wide
+
+
+def main(argv: list[str] | None = None) -> int:
+    targets = (argv if argv is not None else sys.argv[1:]) or ["cuda:90", "cuda:80"]
+    failures = 0
+    for spec in targets:
+        target = parse_target(spec)
+        for dtype in GPU_DTYPES:
+            for name, src, num_warps in variants(dtype):
+                t = time.time()
+                try:
+                    compiled = triton.compile(src, target=target, options={"num_warps": num_warps})
+                    binary = "cubin" if target.backend == "cuda" else "hsaco"
+                    assert binary in compiled.asm, f"no {binary} produced"
+                    print(f"ok    {spec:12s} {name:40s} {time.time() - t:6.1f}s", flush=True)
+                except Exception as exc:  # noqa: BLE001 - report every failure, then fail
+                    failures += 1
+                    print(f"FAIL  {spec:12s} {name:40s} {type(exc).__name__}: {exc}", flush=True)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,166 @@
+"""Triton-specific tests: geometry paths, bit-identity across them, and (on a GPU) the
+hot-path guarantees.  The shared conformance suite covers the semantics.
+
+CPU: ``TRITON_INTERPRET=1`` (the nox ``triton`` session) runs the real kernels on
+CPU tensors; small spans drive the split-row, buffer and register paths at
+interpreter-sized V.  GPU: ``-m gpu`` on the device machine.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("triton")
+
+import qrita  # noqa: E402
+from qrita.reference import check_mask, check_selection  # noqa: E402
+
+INTERPRETED = os.environ.get("TRITON_INTERPRET", "") not in ("", "0")
+ON_GPU = torch.cuda.is_available() and not INTERPRETED
+pytestmark = pytest.mark.skipif(
+    not (INTERPRETED or ON_GPU), reason="needs a GPU or TRITON_INTERPRET=1 (nox -s triton)"
+)
+DEVICE = "cuda" if ON_GPU else "cpu"
+
+# (span, span_cap, reg_cap): one span / many spans, register / buffer search
+GEOMETRIES = {
+    "one-span-registers": (2048, 1024, 4096),
+    "split-row-registers": (256, 128, 4096),
+    "split-row-buffer": (256, 128, 64),
+}
+
+
+def _logits(seed: int, B: int, V: int, dtype, ties: bool = False):
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-3, 3, (B, V)).astype(np.float32) if ties else rng.standard_normal((B, V)).astype(np.float32)
+    x[rng.random((B, V)) < 0.03] = -np.inf
+    return torch.from_numpy(x).to(dtype=dtype, device=DEVICE)
+
+
+def _check(x, k, p, ties, sel):
+    vals = x.double().cpu().numpy()
+    kk = k if k is None or isinstance(k, int) else k.cpu().numpy()
+    pp = p if p is None or isinstance(p, float) else p.cpu().numpy()
+    check_selection(vals, kk, pp, ties, sel.threshold.double().cpu().numpy(), sel.num_ties.cpu().numpy(),
+                    sel.count.cpu().numpy())
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("request_kp", [(20, None), (None, 0.7), (30, 0.8)])
+def test_geometries_agree_bit_for_bit(dtype, request_kp):
+    """Split rows and buffer/register searches give the oracle's answer; top-k results are identical."""
+    k, p = request_kp
+    x = _logits(1, 3, 700, dtype, ties=dtype == torch.bfloat16)
+    results = {}
+    for name, (span, cap, reg) in GEOMETRIES.items():
+        sel = qrita.select(x, k, p, backend="triton", options={"span": span, "span_cap": cap, "reg_cap": reg})
+        _check(x, k, p, "lowest_index", sel)
+        results[name] = (sel.threshold.float().cpu(), sel.num_ties.cpu(), sel.count.cpu())
+    if p is None:  # pure counting: every geometry must agree exactly
+        first = next(iter(results.values()))
+        for other in results.values():
+            for a, b in zip(first, other):
+                assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize("ties", ["lowest_index", "all"])
+def test_forced_miss_matches_hit(ties):
+    x = _logits(2, 2, 900, torch.float32, ties=True)
+    hit = qrita.select(x, 40, None, backend="triton", ties=ties)
+    miss = qrita.select(x, 40, None, backend="triton", ties=ties, options={"truncation": False})
+    assert not miss.hit.any()
+    _check(x, 40, None, ties, hit)
+    _check(x, 40, None, ties, miss)
+    assert torch.equal(hit.count.cpu(), miss.count.cpu())
+    assert torch.equal(hit.num_ties.cpu(), miss.num_ties.cpu())
+
+
+def test_masked_output_in_and_out_of_place():
+    x = _logits(3, 3, 500, torch.float16)
+    k = torch.tensor([5, 0, 499], device=DEVICE)
+    p = torch.tensor([1.0, 0.6, float("nan")], device=DEVICE)
+    before = x.clone()
+    out = qrita.top_k_top_p(x, k, p, backend="triton", mask_value=-1000.0)
+    assert torch.equal(x.view(torch.int16), before.view(torch.int16))  # input untouched
+    kept = out != -1000.0
+    check_mask(x.double().cpu().numpy(), k.cpu().numpy(), p.cpu().numpy(), "lowest_index", kept.cpu().numpy())
+    assert torch.equal(out[kept].view(torch.int16), x[kept].view(torch.int16))  # exact bits kept
+    y = x.clone()
+    res = qrita.top_k_top_p(y, k, p, backend="triton", mask_value=-1000.0, inplace=True)
+    assert res is y
+    assert torch.equal(y.view(torch.int16), out.view(torch.int16))
+
+
+def test_non_contiguous_rows_and_vocab():
+    base = _logits(4, 6, 800, torch.float32)
+    for view in (base[::2], base[:, ::2], base.t().contiguous().t()):
+        sel = qrita.select(view, 7, 0.9, backend="triton")
+        _check(view, 7, 0.9, "lowest_index", sel)
+
+
+# --- GPU only: the hot-path guarantees -----------------------------------------------------------
+
+gpu = pytest.mark.gpu
+
+
+@gpu
+@pytest.mark.skipif(not ON_GPU, reason="needs a CUDA GPU")
+@pytest.mark.parametrize("V", [32000, 128256, 151936, 262144])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_real_shapes(V, dtype):
+    g = torch.Generator(device="cuda").manual_seed(V)
+    x = (torch.randn(64, V, device="cuda", generator=g) * 2).to(dtype)
+    x[:, :5] += 10
+    for k, p in ((50, None), (None, 0.9), (100, 0.9), (1000, None)):
+        sel = qrita.select(x, k, p, backend="triton")
+        rows = [0, 31, 63]
+        vals = x[rows].double().cpu().numpy()
+        check_selection(vals, k, p, "lowest_index", sel.threshold[rows].double().cpu().numpy(),
+                        sel.num_ties[rows].cpu().numpy(), sel.count[rows].cpu().numpy())
+
+
+@gpu
+@pytest.mark.skipif(not ON_GPU, reason="needs a CUDA GPU")
+def test_no_sync_graph_capture_determinism_and_batch_invariance():
+    g = torch.Generator(device="cuda").manual_seed(0)
+    x0 = torch.randn(128, 131072, device="cuda", generator=g)
+    k = torch.randint(0, 200, (128,), device="cuda", generator=g)
+    p = torch.rand(128, device="cuda", generator=g)
+    qrita.top_k_top_p(x0.clone(), k, p, backend="triton", inplace=True)  # warm-up (compiles)
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        ref = qrita.top_k_top_p(x0, k, p, backend="triton")
+        for _ in range(10):
+            assert torch.equal(qrita.top_k_top_p(x0, k, p, backend="triton").view(torch.int32), ref.view(torch.int32))
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    x = x0.clone()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        qrita.top_k_top_p(x, k, p, backend="triton", inplace=True)
+    x.copy_(x0)
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(x.view(torch.int32), ref.view(torch.int32))
+    alone = qrita.top_k_top_p(x0[37:38], k[37:38], p[37:38], backend="triton")
+    assert torch.equal(alone[0].view(torch.int32), ref[37].view(torch.int32))
+    inside = qrita.top_k_top_p(x0[30:40], k[30:40], p[30:40], backend="triton")
+    assert torch.equal(inside[7].view(torch.int32), ref[37].view(torch.int32))
+
+
+@gpu
+@pytest.mark.skipif(not ON_GPU, reason="needs a CUDA GPU")
+def test_scratch_memory_is_bounded():
+    x = torch.randn(1024, 262144, device="cuda")
+    qrita.select(x, 50, 0.9, backend="triton")
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    base = torch.cuda.memory_allocated()
+    qrita.top_k_top_p(x, 50, 0.9, backend="triton", inplace=True)
+    torch.cuda.synchronize()
+    assert torch.cuda.max_memory_allocated() - base <= 16 << 20
