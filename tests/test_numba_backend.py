@@ -149,8 +149,23 @@ def test_adversarial_rows_per_row_k_and_p(dtype, ties, rng):
 @sim
 @pytest.mark.parametrize("ties", TIES)
 @pytest.mark.parametrize(
-    "k, p", [(1, None), (7, None), (199, None), (200, None), (10**6, None), (0, None), (None, 0.0), (None, -1.0),
-             (None, 0.6), (None, 0.999), (None, 1.0), (5, 0.4), (50, 0.95), (200, 0.5)]
+    "k, p",
+    [
+        (1, None),
+        (7, None),
+        (199, None),
+        (200, None),
+        (10**6, None),
+        (0, None),
+        (None, 0.0),
+        (None, -1.0),
+        (None, 0.6),
+        (None, 0.999),
+        (None, 1.0),
+        (5, 0.4),
+        (50, 0.95),
+        (200, 0.5),
+    ],
 )
 def test_scalar_k_and_p(k, p, ties, rng):
     x = as_logits(adversarial_rows(rng, 200)[[0, 1, 6, 9]], "float32")
@@ -171,7 +186,13 @@ def test_all_equal_rows_keep_arange_k():
 @sim
 def test_infinities_nan_and_empty_rows():
     x = np.array(
-        [[-INF] * 6, [NAN] * 6, [NAN, -INF, 1.0, NAN, -INF, NAN], [INF, 0.0, INF, 5.0, -INF, NAN], [1.0, INF, 2.0, 3.0, INF, INF]],
+        [
+            [-INF] * 6,
+            [NAN] * 6,
+            [NAN, -INF, 1.0, NAN, -INF, NAN],
+            [INF, 0.0, INF, 5.0, -INF, NAN],
+            [1.0, INF, 2.0, 3.0, INF, INF],
+        ],
         dtype=np.float32,
     )
     for k, p in ((2, None), (None, 0.5), (3, 0.4), (None, 0.0), (None, None)):
@@ -363,8 +384,13 @@ def check_rows(x, k, p, ties, sel, rows):
     rows = torch.as_tensor(rows)
     pick = lambda a: a if a is None or isinstance(a, (int, float)) else a[rows.to(a.device)]  # noqa: E731
     check_selection(
-        host(x[rows.to(x.device)]), host(pick(k)), host(pick(p)), ties,
-        host(sel.threshold[rows.to(x.device)]), host(sel.num_ties[rows.to(x.device)]), host(sel.count[rows.to(x.device)]),
+        host(x[rows.to(x.device)]),
+        host(pick(k)),
+        host(pick(p)),
+        ties,
+        host(sel.threshold[rows.to(x.device)]),
+        host(sel.num_ties[rows.to(x.device)]),
+        host(sel.count[rows.to(x.device)]),
     )
 
 
@@ -388,8 +414,7 @@ def test_gpu_real_shapes(V, dtype):
             sel = run(x, kk, pp, ties)
             assert sel.threshold.is_cuda and sel.threshold.dtype == x.dtype
             check_rows(x, kk, pp, ties, sel, range(0, B, 3))
-    sel = run(x, k, p)
-    assert sel.hit.float().mean().item() > 0.5  # the truncation holds on LLM-like rows
+    assert run(x, 50).hit.all()  # the truncation holds on LLM-like rows
 
 
 @gpu

@@ -69,6 +69,13 @@ def device_function(fn):
     return fn if SIMULATED else cuda.jit(device=True)(fn)
 
 
+def kernel(fn):
+    """``cuda.jit`` with launch bounds ``(THREADS, 2)``.  Why: unbounded, ptxas gives the
+    search kernels up to 162 registers and a 512-thread block would not launch; 64 keep
+    two blocks an SM resident.  (The simulator takes no bounds.)"""
+    return cuda.jit(fn) if SIMULATED else cuda.jit(launch_bounds=(THREADS, 2))(fn)
+
+
 # The portable state machine of qrita.core.search, as device functions (not rewritten).
 pivot = cuda.jit(device=True)(core_search.pivot)
 classify_pivot = cuda.jit(device=True)(core_search.classify_pivot)
@@ -635,7 +642,7 @@ def finish_row(row, b, K, p, p_mode, ties_all, cut_key, scan, z_total, cand_mass
 # int32, count int32, hit bool.
 
 
-@cuda.jit
+@kernel
 def select_kernel(
     x, stride_b, stride_v, V,
     k_arr, k_scalar, k_mode, p_arr, p_scalar, p_mode_arg,
@@ -678,7 +685,7 @@ def split_bounds(V, s, splits):
     return start, min(start + per, V)
 
 
-@cuda.jit
+@kernel
 def scan_split_kernel(
     x, stride_b, stride_v, V, row0,
     k_arr, k_scalar, k_mode, p_arr, p_scalar, p_mode_arg,
@@ -725,7 +732,7 @@ def combine_max(part, b, splits):
     return g_max, n_max
 
 
-@cuda.jit
+@kernel
 def mass_split_kernel(
     x, stride_b, stride_v, V, row0,
     k_arr, k_scalar, k_mode, p_arr, p_scalar, p_mode_arg,
@@ -754,7 +761,7 @@ def mass_split_kernel(
         part[b, s, P_CMASS] = zc
 
 
-@cuda.jit
+@kernel
 def finish_split_kernel(
     x, stride_b, stride_v, V, row0,
     k_arr, k_scalar, k_mode, p_arr, p_scalar, p_mode_arg,
@@ -800,14 +807,14 @@ def finish_split_kernel(
     finish_row(row, row_id, K, p, p_mode, ties_all, cut_keys[b], scan, z_total, cand_mass, buf, cap, one, acc, 0, outs)
 
 
-@cuda.jit
+@kernel
 def zero_kernel(a):
     """``a[:] = 0`` (one block)."""
     for i in range(cuda.threadIdx.x, a.shape[0], THREADS):
         a[i] = 0
 
 
-@cuda.jit
+@kernel
 def keys_kernel(bits, fmt, keys, back):
     """Test aid (one block): the key of each raw value and its bits after the widening
     round trip; ``qrita.core.keys`` asks every backend's keys to be checked against it."""
