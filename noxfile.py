@@ -9,6 +9,7 @@ and nowhere in the tests.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import nox
@@ -22,11 +23,17 @@ TORCH = "torch==2.13.0"
 RUFF = "ruff==0.17.6"
 TRITON = "triton==3.9.0"
 # The NVRTC compile check of the cupy backend needs cupy and NVRTC, no GPU.
-CUPY = ("cupy-cuda12x", "nvidia-cuda-nvrtc-cu12")
+CUPY = ("cupy-cuda13x", "nvidia-cuda-nvrtc")
 # Numpy has no bfloat16; ml_dtypes adds one, so the numpy-bf16 tests run instead of skipping.
 TEST_EXTRAS = ("ml_dtypes",)
 # Simulated backends and the CPU suite must not leak into each other through the caller's shell.
 NO_SIMULATORS = {"TRITON_INTERPRET": "0", "NUMBA_ENABLE_CUDASIM": "0", "QRITA_TEST_BACKENDS": "", "QRITA_CHECK": ""}
+# A simulated call costs seconds: few Hypothesis examples and one parametrisation per test
+# unless the caller asks for more (``QRITA_TEST_SIM_VARIANTS=all nox -s triton`` runs the whole grid).
+SIMULATOR = {
+    "QRITA_HYPOTHESIS_PROFILE": os.environ.get("QRITA_HYPOTHESIS_PROFILE", "sim"),
+    "QRITA_TEST_SIM_VARIANTS": os.environ.get("QRITA_TEST_SIM_VARIANTS", "1"),
+}
 
 
 def _pytest(session: nox.Session, *default_args: str, env: dict[str, str] | None = None) -> None:
@@ -41,9 +48,9 @@ def _tests_for(prefix: str) -> list[str]:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff check over the whole repository."""
+    """ruff check over the whole repository (``build/`` excluded even outside a git checkout)."""
     session.install(RUFF)
-    session.run("ruff", "check", ".")
+    session.run("ruff", "check", "--extend-exclude", "build", ".")
 
 
 @nox.session
@@ -54,7 +61,7 @@ def tests(session: nox.Session) -> None:
     ``-m gpu`` tests skip without a CUDA device.  Pass pytest arguments after
     ``--``, e.g. ``nox -s tests -- tests/test_core.py -x``.
     """
-    session.install(TORCH, ".[test]", *TEST_EXTRAS)
+    session.install(TORCH, ".[test,bench]", *TEST_EXTRAS)  # bench: the harness's own tests plot
     _pytest(session, "-q", "tests", env=NO_SIMULATORS)
 
 
@@ -62,7 +69,7 @@ def tests(session: nox.Session) -> None:
 def triton(session: nox.Session) -> None:
     """The Triton backend under the interpreter (TRITON_INTERPRET=1) on CPU tensors: conformance and properties."""
     session.install(TORCH, TRITON, ".[test]", *TEST_EXTRAS)
-    env = {**NO_SIMULATORS, "TRITON_INTERPRET": "1", "QRITA_TEST_BACKENDS": "triton"}
+    env = {**NO_SIMULATORS, **SIMULATOR, "TRITON_INTERPRET": "1", "QRITA_TEST_BACKENDS": "triton"}
     _pytest(session, "-q", "tests/test_conformance.py", "tests/test_properties.py", *_tests_for("triton"), env=env)
 
 
@@ -70,7 +77,7 @@ def triton(session: nox.Session) -> None:
 def numba(session: nox.Session) -> None:
     """The Numba-CUDA backend in the CUDA simulator (NUMBA_ENABLE_CUDASIM=1): conformance and properties."""
     session.install(TORCH, ".[test,numba]", *TEST_EXTRAS)
-    env = {**NO_SIMULATORS, "NUMBA_ENABLE_CUDASIM": "1", "QRITA_TEST_BACKENDS": "numba"}
+    env = {**NO_SIMULATORS, **SIMULATOR, "NUMBA_ENABLE_CUDASIM": "1", "QRITA_TEST_BACKENDS": "numba"}
     _pytest(session, "-q", "tests/test_conformance.py", "tests/test_properties.py", *_tests_for("numba"), env=env)
 
 

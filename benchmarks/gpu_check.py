@@ -97,6 +97,13 @@ def graph_time(fn, iters: int = 20, reps: int = 5) -> float:
     return float(np.median(times))
 
 
+def copy_bandwidth_tbps() -> float:
+    """Device-to-device copy bandwidth (bytes read + written per second), in TB/s."""
+    src = torch.empty(1 << 28, dtype=torch.float32, device="cuda").normal_()
+    dst = torch.empty_like(src)
+    return src.numel() * 8 / (graph_time(lambda: dst.copy_(src), iters=5) * 1e-6) / 1e12
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--backend", default="triton")
@@ -151,11 +158,8 @@ def main() -> None:
     report["exact_pass"], report["exact_total"] = n - fails, n
 
     # --- quick timings --------------------------------------------------------------------------
-    src = torch.empty(1 << 28, dtype=torch.float32, device="cuda").normal_()
-    dst = torch.empty_like(src)
-    bw = src.numel() * 8 / (graph_time(lambda: dst.copy_(src), iters=5) * 1e-6) / 1e12
+    bw = copy_bandwidth_tbps()
     report["copy_TBps"] = bw
-    del src, dst
     print(f"copy bandwidth {bw:.2f} TB/s")
     print(f"{'case':40s} {'qrita sel':>10s} {'qrita mask':>10s} {'x roof':>7s} {'sort':>9s} {'topk':>9s}")
     for dist in ("zipf", "gauss", "llm"):

@@ -66,15 +66,26 @@ def _per_row(name: str, value: Any, B: int, lib: str, device: str, like: Any, in
     if value is None:
         return None
     if isinstance(value, bool) or isinstance(value, np.bool_):
-        raise QritaTypeError(f"{name} must be {'an integer' if integer else 'a number'} or an array [B], got bool {value}")
-    if isinstance(value, numbers.Number) or (isinstance(value, np.ndarray) and value.ndim == 0 and _arrays.library_of(value)):
-        scalar = value.item() if isinstance(value, np.ndarray) else value
+        raise QritaTypeError(
+            f"{name} must be {'an integer' if integer else 'a number'} or an array [B], got bool {value}"
+        )
+    zero_d = getattr(value, "ndim", None) == 0 and _arrays.library_of(value) is not None
+    if zero_d and _arrays.device_of(value, _arrays.library_of(value)) != "cpu":
+        raise QritaTypeError(
+            f"{name} must be a Python number or an array [B]={[B]}; a 0-d device array would need a host sync"
+        )
+    if isinstance(value, numbers.Number) or zero_d:
+        scalar = value.item() if zero_d else value
         if integer:
             if isinstance(scalar, numbers.Integral):
                 return max(min(int(scalar), 2**62), -(2**62))  # beyond any V, int64-safe
-            raise QritaTypeError(f"k must be an integer or an integer array [B], got {type(scalar).__name__} {scalar!r}")
+            raise QritaTypeError(
+                f"k must be an integer or an integer array [B], got {type(scalar).__name__} {scalar!r}"
+            )
         if not isinstance(scalar, numbers.Real):
-            raise QritaTypeError(f"p must be a real number or a float array [B], got {type(scalar).__name__} {scalar!r}")
+            raise QritaTypeError(
+                f"p must be a real number or a float array [B], got {type(scalar).__name__} {scalar!r}"
+            )
         scalar = float(scalar)
         if math.isnan(scalar):
             raise QritaValueError("p must not be NaN (pass p=None or p=1.0 to disable top-p), got nan")
@@ -111,7 +122,9 @@ def _check_values(req: Request) -> None:
         k = _arrays.to_host(req.k, req.lib)
         out = np.flatnonzero((k < 0) | (k > req.V))
         if out.size:
-            raise CheckFailedError(f"k must be in [0, V]=[0, {req.V}] per row (check=True), got {k[out[0]]} at row {out[0]}")
+            raise CheckFailedError(
+                f"k must be in [0, V]=[0, {req.V}] per row (check=True), got {k[out[0]]} at row {out[0]}"
+            )
     if req.p is not None and not isinstance(req.p, float):
         p = _arrays.to_host(req.p, req.lib).astype(np.float64)
         out = np.flatnonzero(~((p >= 0) & (p <= 1)))
@@ -150,7 +163,16 @@ def make_request(logits, k=None, p=None, *, ties="lowest_index", options=None) -
     k = _per_row("k", k, B, lib, device, rows, integer=True)
     p = _per_row("p", p, B, lib, device, rows, integer=False)
     req = Request(
-        logits=rows, lib=lib, device=device, dtype=dtype, B=B, V=V, k=k, p=p, ties=TIES[ties], options=dict(options or {})
+        logits=rows,
+        lib=lib,
+        device=device,
+        dtype=dtype,
+        B=B,
+        V=V,
+        k=k,
+        p=p,
+        ties=TIES[ties],
+        options=dict(options or {}),
     )
     return req, squeeze
 
@@ -169,7 +191,9 @@ def _make_selection(req: Request, result, backend_name: str, squeeze: bool) -> S
     )
 
 
-def select(logits, k=None, p=None, *, backend: str = "auto", ties: str = "lowest_index", check: bool = False, options=None) -> Selection:
+def select(
+    logits, k=None, p=None, *, backend: str = "auto", ties: str = "lowest_index", check: bool = False, options=None
+) -> Selection:
     """Find, for every row, the exact set of tokens that top-k and/or top-p keep.
 
     logits: ``[B, V]`` (or ``[V]``) float32/float16/bfloat16 (float64 on the

@@ -11,7 +11,6 @@ GPU backends replace the hot ones (masking) with fused kernels.
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 import numpy as np
 
@@ -70,7 +69,9 @@ class Selection:
         if logits is None:
             return self._logits
         if tuple(logits.shape[-1:]) != tuple(self._logits.shape[-1:]) or logits.ndim not in (1, 2):
-            raise ValueError(f"logits must have the selection's shape {tuple(self._logits.shape)}, got {tuple(logits.shape)}")
+            raise ValueError(
+                f"logits must have the selection's shape {tuple(self._logits.shape)}, got {tuple(logits.shape)}"
+            )
         return logits if logits.ndim == 2 else logits[None]
 
     def _keep(self, x2d):

@@ -8,7 +8,10 @@ names a backend, so a new backend is picked up as soon as it registers.
 Placement of the test arrays, per runnable backend:
 
 * ``simulated`` (Triton under ``TRITON_INTERPRET=1``, Numba under
-  ``NUMBA_ENABLE_CUDASIM=1``): CPU arrays, small shapes (the simulators are slow).
+  ``NUMBA_ENABLE_CUDASIM=1``): CPU arrays of one library (torch if it takes
+  them), small shapes, and only ``QRITA_TEST_SIM_VARIANTS`` (default 1)
+  parametrisations of each test (``conftest.py`` picks them): a simulated call
+  costs seconds.
 * ``"cuda"`` in its devices and ``torch.cuda.is_available()``: CUDA arrays
   (torch, and cupy when the backend takes it and it imports).
 * ``"cpu"`` in its devices: numpy arrays and torch CPU tensors.
@@ -31,6 +34,7 @@ import numpy as np
 from qrita.backends import REGISTRY, _load
 
 ENV_BACKENDS = "QRITA_TEST_BACKENDS"
+ENV_SIM_VARIANTS = "QRITA_TEST_SIM_VARIANTS"
 DTYPES = ("float32", "float16", "bfloat16", "float64")
 
 # Shape limits for shapes a test asks for with ``Target.shape`` (GPU-sized shapes are
@@ -219,6 +223,17 @@ def poisoned_like(a):
 # --- which targets run here -----------------------------------------------------------------
 
 
+def simulated_variants() -> int | None:
+    """How many parametrisations of each test a simulated target runs (None: all of them)."""
+    raw = os.environ.get(ENV_SIM_VARIANTS, "1").strip().lower()
+    if raw == "all":
+        return None
+    try:
+        return max(1, int(raw))
+    except ValueError as exc:
+        raise ValueError(f"{ENV_SIM_VARIANTS} must be a positive integer or 'all', got {raw!r}") from exc
+
+
 def _importable(lib: str) -> bool:
     if lib == "numpy":
         return True
@@ -277,9 +292,13 @@ def discover() -> tuple[list[Target], list[Skipped]]:
         found = []
         for device in devices:
             libs = ("numpy", "torch") if device == "cpu" else ("torch", "cupy")
+            if simulated:  # one library is enough for a simulator (every call costs seconds)
+                libs = ("torch", "numpy")
             for lib in libs:
                 if lib in caps.libs and _importable(lib):
                     found.append(Target(name, lib, device, tuple(caps.dtypes), simulated))
+                    if simulated:
+                        break
         if not found:
             skipped.append(Skipped(name, f"takes {', '.join(caps.libs)} arrays; none of them works here"))
         targets += found

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import zlib
+from collections import defaultdict
 
 import backends
 import numpy as np
@@ -33,12 +34,21 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     print_blob=True,
 )
+# simulated backends (Triton interpreter, CUDA simulator): every call costs seconds
+settings.register_profile(
+    "sim",
+    max_examples=6,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    print_blob=True,
+)
 settings.load_profile(os.environ.get("QRITA_HYPOTHESIS_PROFILE", "ci"))
 
 
 def pytest_configure(config):
     try:
         backends.targets()
+        backends.simulated_variants()
     except (RuntimeError, ValueError) as exc:
         raise pytest.UsageError(str(exc)) from exc
 
@@ -62,10 +72,16 @@ def pytest_generate_tests(metafunc):
     gpu_only = metafunc.definition.get_closest_marker("gpu") is not None
     if "dtype" in names and "dtype" not in _explicit_params(metafunc):
         pairs = backends.target_dtypes(gpu_only=gpu_only)
-        metafunc.parametrize(("target", "dtype"), [_pair_param(t, d) for t, d in pairs])
+        params = [_pair_param(t, d) for t, d in pairs] or [_nothing_here(gpu_only, 2)]
+        metafunc.parametrize(("target", "dtype"), params)
     else:
-        chosen = [t for t in backends.targets() if not gpu_only or t.on_gpu]
-        metafunc.parametrize("target", chosen, ids=[t.id for t in chosen])
+        chosen = [pytest.param(t, id=t.id) for t in backends.targets() if not gpu_only or t.on_gpu]
+        metafunc.parametrize("target", chosen or [_nothing_here(gpu_only, 1)])
+
+
+def _nothing_here(gpu_only: bool, n: int):
+    reason = "no CUDA target here" if gpu_only else "no runnable backend here"
+    return pytest.param(*([None] * n), id="none", marks=pytest.mark.skip(reason=reason))
 
 
 def _explicit_params(metafunc) -> set[str]:
@@ -79,12 +95,38 @@ def _explicit_params(metafunc) -> set[str]:
 
 
 def pytest_collection_modifyitems(config, items):
+    _thin_simulated(config, items)
     if backends.cuda_available():
         return
     skip_gpu = pytest.mark.skip(reason="needs a CUDA device (run with -m gpu on the device machine)")
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip_gpu)
+
+
+def _thin_simulated(config, items):
+    """On simulated targets keep ``QRITA_TEST_SIM_VARIANTS`` parametrisations per test.
+
+    The kept ones are drawn with a seed from the test's name, so they are the same
+    on every run and spread over the dtypes and parameters.
+    """
+    keep_per_test = backends.simulated_variants()
+    if keep_per_test is None:
+        return
+    groups = defaultdict(list)
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        target = params.get("target")
+        if isinstance(target, backends.Target) and target.simulated:
+            groups[(item.module.__name__, item.originalname, target.id)].append(item)
+    drop = set()
+    for key, group in groups.items():
+        rng = np.random.default_rng(zlib.crc32("/".join(key).encode()))
+        keep = set(rng.choice(len(group), size=min(keep_per_test, len(group)), replace=False).tolist())
+        drop.update(id(item) for i, item in enumerate(group) if i not in keep)
+    if drop:
+        config.hook.pytest_deselected(items=[item for item in items if id(item) in drop])
+        items[:] = [item for item in items if id(item) not in drop]
 
 
 @pytest.fixture

@@ -172,37 +172,39 @@ def test_plus_inf_shares_top_p_mass(target, dtype, ties):
 @pytest.mark.parametrize(("k", "p"), [(None, None), (1, None), (4, None), (None, 0.5), (3, 0.9), (0, -1.0)])
 def test_nan_and_empty_rows(target, dtype, ties, k, p, rng):
     B, V = target.shape(6, 40)
-    x = gaussian(rng, B, V)
-    x[0, rng.choice(V, size=V // 4, replace=False)] = NAN  # NaN is never kept
-    x[1, :] = -INF  # all -inf: keeps nothing, threshold -inf, no NaN anywhere
-    x[2, :] = NAN  # only NaN
-    x[3, :] = NAN
-    x[3, ::2] = -INF  # NaN and -inf only
-    x[4, :] = -INF
-    x[4, 9] = 1.0  # a single keepable entry
-    sel, oracle = check_request(target, target.array(x, dtype), k, p, ties)
-    count = to_numpy(sel.count)
-    assert (count[1:4] == 0).all() and count[4] == 1
-    assert (to_numpy(sel.threshold)[1:4] == -INF).all()
-    assert (to_numpy(sel.num_ties)[1:4] == 0).all()
+    x = gaussian(rng, 6, V)
+    x[0, :] = -INF  # all -inf: keeps nothing, threshold -inf, no NaN anywhere
+    x[1, :] = NAN  # only NaN
+    x[2, :] = -INF
+    x[2, 9] = 1.0  # a single keepable entry
+    x[3, rng.choice(V, size=V // 4, replace=False)] = NAN  # NaN is never kept
+    x[4, :] = NAN
+    x[4, ::2] = -INF  # NaN and -inf only
+    sel, _ = check_request(target, target.array(x[:B], dtype), k, p, ties)
+    count, threshold, num_ties = (to_numpy(getattr(sel, n)) for n in ("count", "threshold", "num_ties"))
+    empty = [r for r in (0, 1, 4) if r < B]
+    assert (count[empty] == 0).all() and (threshold[empty] == -INF).all() and (num_ties[empty] == 0).all()
+    assert count[2] == 1 and threshold[2] == 1.0
 
 
-def test_signed_zeros(target, dtype, rng):
+@pytest.mark.parametrize("ties", TIES)
+@pytest.mark.parametrize(("k", "p"), [(3, None), (5, None), (None, 0.5), (4, 0.7), (1, None)])
+def test_signed_zeros(target, dtype, ties, k, p, rng):
     V = 32
     x = np.where(rng.random((4, V)) < 0.5, -0.0, 0.0)
     x[0, :3] = 1.0
     x[1, :] = -0.0
     x[2, :] = [-0.0 if i % 3 else 0.0 for i in range(V)]
     x[3, 5] = -1.0
-    for ties in TIES:
-        for k, p in [(3, None), (5, None), (None, 0.5), (4, 0.7), (1, None)]:
-            sel, _ = check_request(target, target.array(x, dtype), k, p, ties)
-            thr = to_numpy(sel.threshold)
-            assert not np.signbit(thr[thr == 0]).any()
+    B, _ = target.shape(4, V)
+    sel, _ = check_request(target, target.array(x[:B], dtype), k, p, ties)
+    thr = to_numpy(sel.threshold)
+    assert not np.signbit(thr[thr == 0]).any()
 
 
 @pytest.mark.parametrize("ties", TIES)
-def test_extreme_ranges(target, dtype, ties, rng):
+@pytest.mark.parametrize(("k", "p"), [(1, None), (10, None), (None, 0.5), (None, 0.999999), (10, 0.9)])
+def test_extreme_ranges(target, dtype, ties, k, p, rng):
     # A dominant token (exp underflow for everything else), values at the dtype's limits,
     # and a row whose entries differ in the last place only.
     big = {"float16": 60000.0, "bfloat16": 3e38, "float32": 3e38, "float64": 1e300}[dtype]
@@ -215,8 +217,7 @@ def test_extreme_ranges(target, dtype, ties, rng):
     x[2] = 1.0 + tiny * rng.integers(0, 4, V)
     x[3] = -big
     x[3, ::5] = big
-    for k, p in [(1, None), (10, None), (None, 0.5), (None, 0.999999), (10, 0.9)]:
-        check_request(target, target.array(x, dtype), k, p, ties)
+    check_request(target, target.array(x, dtype), k, p, ties)
 
 
 # --------------------------------------------------------------------------------------------
@@ -225,26 +226,36 @@ def test_extreme_ranges(target, dtype, ties, rng):
 
 
 @pytest.mark.parametrize("ties", TIES)
-def test_per_row_k_and_p(target, dtype, ties, rng):
-    B, V = 8, 50
+@pytest.mark.parametrize("args", ["k-rows", "p-rows", "p64-rows", "k-and-p-rows", "k-scalar-p-rows", "k-rows-p-scalar"])
+def test_per_row_k_and_p(target, dtype, ties, args, rng):
+    # rows ordered so that the first four (all a simulator gets) cover the most cases
+    B, V = target.shape(8, 50)
     x = target.array(np.round(gaussian(rng, B, V, 2.0) * 4) / 4, dtype)
-    k_rows = np.array([0, -1, V, V + 5, 1, 3, V - 1, 2**40], dtype=np.int64)
-    p_rows = np.array([0.0, -0.5, 1.0, 1.5, NAN, 0.3, 1e-9, 0.999], dtype=np.float32)
+    k_rows = np.array([0, V + 5, 3, -1, V, 1, V - 1, 2**40], dtype=np.int64)[:B]
+    p_rows = np.array([NAN, 0.3, -0.5, 1.5, 0.0, 1.0, 1e-9, 0.999], dtype=np.float32)[:B]
     k = target.index_array(k_rows)
     p = target.float_array(p_rows)
-    p64 = target.float_array(p_rows.astype(np.float64), "float64")
-    check_request(target, x, k, None, ties)
-    check_request(target, x, None, p, ties)
-    check_request(target, x, None, p64, ties)
+    k, p = {
+        "k-rows": (k, None),
+        "p-rows": (None, p),
+        "p64-rows": (None, target.float_array(p_rows.astype(np.float64), "float64")),
+        "k-and-p-rows": (k, p),
+        "k-scalar-p-rows": (5, p),
+        "k-rows-p-scalar": (k, 0.5),
+    }[args]
     check_request(target, x, k, p, ties)
-    check_request(target, x, 5, p, ties)
-    check_request(target, x, k, 0.5, ties)
-    # per-row values equal to a scalar give the scalar's answer
-    for kk, pp in [(5, 0.5), (0, 0.9), (V, 1.0)]:
+
+
+@pytest.mark.parametrize("kk", [5, 0, "V"])
+def test_per_row_values_equal_to_a_scalar_give_the_scalars_answer(target, dtype, kk, rng):
+    B, V = target.shape(4, 50)
+    kk = V if kk == "V" else kk
+    x = target.array(np.round(gaussian(rng, B, V, 2.0) * 4) / 4, dtype)
+    for pp in (0.5, 1.0):
         a = qrita.select(
-            x, target.index_array(np.full(B, kk)), target.float_array(np.full(B, pp)), backend=target.backend, ties=ties
+            x, target.index_array(np.full(B, kk)), target.float_array(np.full(B, pp)), backend=target.backend
         )
-        s = qrita.select(x, kk, pp, backend=target.backend, ties=ties)
+        s = qrita.select(x, kk, pp, backend=target.backend)
         np.testing.assert_array_equal(to_numpy(a.mask()), to_numpy(s.mask()))
 
 
@@ -298,23 +309,26 @@ def test_top_p_renormalises_over_top_k_survivors(target, dtype, ties):
 # --------------------------------------------------------------------------------------------
 
 
-def test_empty_batch(target, dtype):
+@pytest.mark.parametrize(("k", "p"), [(3, None), (None, 0.5), (3, 0.5), ("rows", "rows")])
+def test_empty_batch(target, dtype, k, p):
     x = target.array(np.zeros((0, 16)), dtype)
-    for k, p in [(3, None), (None, 0.5), (3, 0.5), (target.index_array([]), target.float_array([]))]:
-        sel, _ = check_request(target, x, k, p)
-        assert tuple(sel.threshold.shape) == (0,)
-        assert tuple(sel.mask().shape) == (0, 16)
-        idx, count = sel.indices()
-        assert tuple(idx.shape) == (0, 0) and tuple(count.shape) == (0,)
-        assert tuple(sel.apply().shape) == (0, 16)
+    if k == "rows":
+        k, p = target.index_array([]), target.float_array([])
+    sel, _ = check_request(target, x, k, p)
+    assert tuple(sel.threshold.shape) == (0,)
+    assert tuple(sel.mask().shape) == (0, 16)
+    idx, count = sel.indices()
+    assert tuple(idx.shape) == (0, 0) and tuple(count.shape) == (0,)
+    assert tuple(sel.apply().shape) == (0, 16)
 
 
 @pytest.mark.parametrize("ties", TIES)
-def test_one_dimensional_input(target, dtype, ties, rng):
+@pytest.mark.parametrize(("k", "p"), [(5, None), (None, 0.9), (5, 0.5)])
+def test_one_dimensional_input(target, dtype, ties, k, p, rng):
     V = min(300, target.max_V)
     row = gaussian(rng, 1, V)[0]
     x = target.array(row, dtype)
-    for k, p in [(5, None), (None, 0.9), (5, 0.5)]:
+    if True:
         sel, _ = check_request(target, x, k, p, ties)
         for name in ("threshold", "num_ties", "count"):
             assert tuple(getattr(sel, name).shape) == (), f"{name} of a 1-D input must be 0-d"
@@ -330,62 +344,7 @@ def test_one_dimensional_input(target, dtype, ties, rng):
         assert to_numpy(sel2.count).tolist() == [int(to_numpy(sel.count))]
 
 
-def _layouts(target, dtype, values):
-    """``values`` [B, V] as non-contiguous views of larger arrays: (name, parent, view)."""
-    B, V = values.shape
-    out = []
-    wide = np.full((B, V + 37), -7.0)
-    wide[:, 5 : 5 + V] = values
-    parent = target.array(wide, dtype)
-    out.append(("row-stride", parent, parent[:, 5 : 5 + V]))
-    parent = target.array(np.ascontiguousarray(values.T), dtype)
-    out.append(("transposed", parent, parent.T))
-    doubled = np.full((B, 2 * V), -7.0)
-    doubled[:, ::2] = values
-    parent = target.array(doubled, dtype)
-    out.append(("strided-columns", parent, parent[:, ::2]))
-    tall = np.full((2 * B, V), -7.0)
-    tall[::2] = values
-    parent = target.array(tall, dtype)
-    out.append(("every-other-row", parent, parent[::2]))
-    if target.lib == "numpy":
-        parent = target.array(values[::-1, ::-1].copy(), dtype)
-        out.append(("negative-strides", parent, parent[::-1, ::-1]))
-    return out
-
-
-@pytest.mark.parametrize("ties", TIES)
-@pytest.mark.parametrize(("k", "p"), [(5, None), (None, 0.8), (5, 0.6)])
-def test_non_contiguous_rows(target, dtype, ties, k, p, rng):
-    B, V = target.shape(4, 200)
-    values = np.round(gaussian(rng, B, V) * 4) / 4
-    contiguous = target.array(values, dtype)
-    want = qrita.select(contiguous, k, p, backend=target.backend, ties=ties)
-    for name, parent, view in _layouts(target, dtype, values):
-        before = bits(parent)
-        sel, _ = check_request(target, view, k, p, ties)
-        assert np.array_equal(bits(parent), before), f"{name}: the parent array changed"
-        assert np.array_equal(bits(sel.threshold), bits(want.threshold)), name
-        assert np.array_equal(to_numpy(sel.count), to_numpy(want.count)), name
-
-
-@pytest.mark.parametrize(("k", "p"), [(5, None), (None, 0.8), (5, 0.6)])
-def test_in_place_on_non_contiguous_views_writes_only_the_view(target, dtype, k, p, rng):
-    B, V = target.shape(4, 200)
-    values = np.round(gaussian(rng, B, V) * 4) / 4
-    want = to_numpy(qrita.top_k_top_p(target.array(values, dtype), k, p, backend=target.backend))
-    for name, parent, _ in _layouts(target, dtype, values):
-        # poison the parent around the view: a stray write shows up as a changed NaN
-        poisoned = poisoned_like(parent)
-        view = _view_like(name, poisoned, V)
-        view[...] = target.array(values, dtype)
-        outside = ~_view_mask(name, parent.shape, V)
-        before = bits(poisoned)
-        result = qrita.top_k_top_p(view, k, p, backend=target.backend, inplace=True)
-        assert result is view, f"{name}: inplace=True must return the same object"
-        after = bits(poisoned)
-        assert np.array_equal(after[outside], before[outside]), f"{name}: wrote outside the view"
-        np.testing.assert_array_equal(to_numpy(view), want, err_msg=name)
+LAYOUTS = ("row-stride", "transposed", "strided-columns", "every-other-row", "negative-strides")
 
 
 def _view_like(name, parent, V):
@@ -396,6 +355,61 @@ def _view_like(name, parent, V):
         "every-other-row": lambda a: a[::2],
         "negative-strides": lambda a: a[::-1, ::-1],
     }[name](parent)
+
+
+def _parent_shape(name, B, V):
+    return {
+        "row-stride": (B, V + 37),
+        "transposed": (V, B),
+        "strided-columns": (B, 2 * V),
+        "every-other-row": (2 * B, V),
+        "negative-strides": (B, V),
+    }[name]
+
+
+def _layout(name, target, dtype, values):
+    """``values`` [B, V] as a non-contiguous view of a larger array: ``(parent, view)``."""
+    if name == "negative-strides" and target.lib != "numpy":
+        pytest.skip(f"{target.lib} has no negative strides")
+    B, V = values.shape
+    host = np.full(_parent_shape(name, B, V), -7.0)
+    _view_like(name, host, V)[...] = values
+    parent = target.array(host, dtype)
+    return parent, _view_like(name, parent, V)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("ties", TIES)
+@pytest.mark.parametrize(("k", "p"), [(5, None), (None, 0.8), (5, 0.6)])
+def test_non_contiguous_rows(target, dtype, layout, ties, k, p, rng):
+    B, V = target.shape(4, 200)
+    values = np.round(gaussian(rng, B, V) * 4) / 4
+    parent, view = _layout(layout, target, dtype, values)
+    before = bits(parent)
+    sel, _ = check_request(target, view, k, p, ties)
+    assert np.array_equal(bits(parent), before), "the parent array changed"
+    want = qrita.select(target.array(values, dtype), k, p, backend=target.backend, ties=ties)
+    assert np.array_equal(bits(sel.threshold), bits(want.threshold)), "strides changed the answer"
+    assert np.array_equal(to_numpy(sel.count), to_numpy(want.count)), "strides changed the answer"
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize(("k", "p"), [(5, None), (None, 0.8), (5, 0.6)])
+def test_in_place_on_non_contiguous_views_writes_only_the_view(target, dtype, layout, k, p, rng):
+    B, V = target.shape(4, 200)
+    values = np.round(gaussian(rng, B, V) * 4) / 4
+    parent, _ = _layout(layout, target, dtype, values)
+    want = to_numpy(qrita.top_k_top_p(target.array(values, dtype), k, p, backend=target.backend))
+    # poison the parent around the view: a stray write shows up as a changed NaN
+    poisoned = poisoned_like(parent)
+    view = _view_like(layout, poisoned, V)
+    view[...] = target.array(values, dtype)
+    outside = ~_view_mask(layout, parent.shape, V)
+    before = bits(poisoned)
+    result = qrita.top_k_top_p(view, k, p, backend=target.backend, inplace=True)
+    assert result is view, "inplace=True must return the same object"
+    assert np.array_equal(bits(poisoned)[outside], before[outside]), "wrote outside the view"
+    np.testing.assert_array_equal(to_numpy(view), want)
 
 
 def _view_mask(name, shape, V):
@@ -422,35 +436,46 @@ def test_forced_truncation_misses(target, dtype, ties, k, p, rng):
         np.testing.assert_array_equal(to_numpy(sel.mask()), to_numpy(full.mask()))
 
 
-def test_truncation_hits_on_gaussian_rows(target, dtype, rng):
+# (k=5 of 600 misses now and then: too few samples above a cut that high)
+@pytest.mark.parametrize(("k", "p"), [(50, None), (None, 0.9), (50, 0.9)])
+def test_truncation_hits_on_gaussian_rows(target, dtype, k, p, rng):
     B, V = target.shape(4, 600)
     x = target.array(gaussian(rng, B, V), dtype)
-    # (k=5 of 600 misses now and then: too few samples above a cut this high)
-    for k, p in [(50, None), (None, 0.9), (50, 0.9)]:
-        sel, _ = check_request(target, x, k, p)
-        if sel.hit is not None:
-            assert to_numpy(sel.hit).all(), f"k={k}, p={p}: Gaussian rows should be truncation hits"
+    sel, _ = check_request(target, x, k, p)
+    if sel.hit is not None:
+        assert to_numpy(sel.hit).all(), f"k={k}, p={p}: Gaussian rows should be truncation hits"
 
 
-def test_natural_truncation_misses(target, dtype, rng):
-    # A flat floor plus a few outliers breaks the Gaussian model: the cut lands above
-    # the k-th value (top-k) or leaves too little mass above it (top-p).  Still exact.
-    V = min(512, target.max_V)
+def _outlier_rows(rng, V):
+    """A flat floor plus 12 outliers per row: a bad fit for the Gaussian model."""
     x = np.zeros((4, V))
     x[:, :12] = 10.0
     x[2:, :12] = 3.0
     x[3, 12:] = rng.standard_normal(V - 12) * 0.01
-    xs = target.array(x, dtype)
+    return x
+
+
+def test_natural_truncation_misses(target, dtype, rng):
+    # The cut lands above the k-th value (top-k) or leaves too little mass above it
+    # (top-p): the backend must notice and search the whole row.  Still exact.
+    V = min(512, target.max_V)
+    xs = target.array(_outlier_rows(rng, V), dtype)
     sel, _ = check_request(target, xs, 50, None)
     if sel.hit is not None:
         assert not to_numpy(sel.hit).any(), "12 outliers cannot hold a top-50: expected misses"
     sel, _ = check_request(target, xs, None, 0.5)
     if sel.hit is not None:
         assert not to_numpy(sel.hit)[2:].any(), "12 outliers at 3.0 hold < 50% of the mass: expected misses"
-    # the cases named in the paper's ablations: k near V, p near 1 on flat-ish rows
-    for k, p in [(V - 1, None), (V - 2, 0.999), (None, 0.9999), (None, 1 - 1e-7)]:
-        check_request(target, xs, k, p)
-        check_request(target, xs, k, p, "all")
+
+
+@pytest.mark.parametrize("ties", TIES)
+@pytest.mark.parametrize(("k", "p"), [("V-1", None), ("V-2", 0.999), (None, 0.9999), (None, 1 - 1e-7)])
+def test_k_near_V_and_p_near_1(target, dtype, ties, k, p, rng):
+    # near-complete selections: candidate buffers overflow, cuts sit below everything
+    V = min(512, target.max_V)
+    k = {"V-1": V - 1, "V-2": V - 2}.get(k, k)
+    check_request(target, target.array(_outlier_rows(rng, V), dtype), k, p, ties)
+    check_request(target, target.array(gaussian(rng, 2, V), dtype), k, p, ties)
 
 
 # --------------------------------------------------------------------------------------------
@@ -464,7 +489,7 @@ def test_deterministic(target, dtype, k, p, rng):
     x = target.array(np.round(llm_like(rng, B, V) * 16) / 16, dtype)
     first = qrita.select(x, k, p, backend=target.backend)
     first_out = bits(qrita.top_k_top_p(x, k, p, backend=target.backend))
-    for _ in range(10):
+    for _ in range(3 if target.simulated else 10):
         again = qrita.select(x, k, p, backend=target.backend)
         for name in ("threshold", "num_ties", "count"):
             assert np.array_equal(bits(getattr(again, name)), bits(getattr(first, name))), name
@@ -478,7 +503,7 @@ def test_batch_invariant(target, dtype, ties, k, p, rng):
     rows = np.round(llm_like(rng, B, V) * 8) / 8
     others = llm_like(rng, 3, V) * 3.0
     batch = qrita.select(target.array(rows, dtype), k, p, backend=target.backend, ties=ties)
-    for r in range(B):
+    for r in [int(rng.integers(B))] if target.simulated else range(B):
         # the row alone (1-D and [1, V]) and at another position of another batch
         alone = qrita.select(target.array(rows[r], dtype), k, p, backend=target.backend, ties=ties)
         single = qrita.select(target.array(rows[r : r + 1], dtype), k, p, backend=target.backend, ties=ties)

@@ -339,6 +339,26 @@ def test_split_rows_equal_one_block_per_row(dtype, ties, k, p, options, gen):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("B", "V"), [(2, 128256), (64, 151936), (8, 5003)])
+@pytest.mark.parametrize(
+    ("k", "p", "ties"), [(50, None, "lowest_index"), (None, 0.9, "lowest_index"), (20, 0.8, "all"), (4096, 0.99, "all")]
+)
+def test_fast_paths_equal_the_default(dtype, B, V, k, p, ties, gen):
+    """options={"fast_paths": True} (vectorised row scans and masking) gives the same bits."""
+    x = (torch.round(llm_like(gen, B, V) * 8) / 8).to(tdt(dtype))
+    for extra in ({}, {"truncation": False}):
+        fast, slow = {**extra, "fast_paths": True}, {**extra, "fast_paths": False}
+        kw = dict(backend="cupy", ties=ties)
+        same_selection(qrita.select(x, k, p, options=fast, **kw), qrita.select(x, k, p, options=slow, **kw), "fast")
+        want = raw_bits(qrita.top_k_top_p(x, k, p, options=slow, **kw))
+        assert np.array_equal(raw_bits(qrita.top_k_top_p(x, k, p, options=fast, **kw)), want)
+        y = x.clone()
+        qrita.top_k_top_p(y, k, p, options=fast, inplace=True, **kw)
+        assert np.array_equal(raw_bits(y), want)
+        judge(x, k, p, ties=ties, options=fast, rows=[0, B - 1])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_no_host_sync(dtype, gen):
     B, V = 32, 128256
     x = llm_like(gen, B, V).to(tdt(dtype))

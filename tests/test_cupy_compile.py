@@ -167,24 +167,23 @@ def test_portability_rules_of_the_source():
         context = code.splitlines()[line]
         assert "QRITA_WARP_SIZE != 32" in context, f"literal 32 in kernels.cu line {line + 1}: {context.strip()}"
     lines = code.splitlines()
-    sync_lines = [i for i, line in enumerate(lines) if "_sync(" in line]
-    assert sync_lines, "expected the CUDA shuffles to use the *_sync forms"
     start = lines.index("#ifdef QRITA_HIP")
-    depth, cuda_branch = 0, set()
+    depth, else_line, end_line = 0, None, None
     for i in range(start, len(lines)):
         word = lines[i].strip().split(" ", 1)[0]
         if word in ("#if", "#ifdef", "#ifndef"):
             depth += 1
+        elif word == "#else" and depth == 1:
+            else_line = i
         elif word == "#endif":
             depth -= 1
             if depth == 0:
+                end_line = i
                 break
-        elif word == "#else" and depth == 1:
-            cuda_branch = set(range(i + 1, len(lines)))
-        if depth >= 1 and cuda_branch:
-            cuda_branch.add(i)
-    hip_end = i
-    assert all(i in cuda_branch and i < hip_end for i in sync_lines), "a *_sync call outside the CUDA branch of QRITA_HIP"
+    sync_lines = [i for i, line in enumerate(lines) if "_sync(" in line]
+    assert sync_lines and else_line is not None and end_line is not None
+    outside = [i + 1 for i in sync_lines if not else_line < i < end_line]
+    assert not outside, f"*_sync calls outside the CUDA branch of QRITA_HIP, kernels.cu lines {outside}"
 
 
 def test_backend_module_imports_without_cupy_import():

@@ -63,7 +63,7 @@ def test_geometries_agree_bit_for_bit(dtype, request_kp):
     if p is None:  # pure counting: every geometry must agree exactly
         first = next(iter(results.values()))
         for other in results.values():
-            for a, b in zip(first, other):
+            for a, b in zip(first, other, strict=True):
                 assert torch.equal(a, b)
 
 

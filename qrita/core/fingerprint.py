@@ -12,7 +12,7 @@ import inspect
 from . import keys, lut, search, spec
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def spec_fingerprint() -> str:
     """16 hex digits of sha256 over the core modules' source and the LUT bytes."""
     h = hashlib.sha256()

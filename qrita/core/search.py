@@ -155,13 +155,14 @@ def search(stats, lo, hi, target, num_pivots, key_bits):
     backend calls it directly.
     """
     for rounds in range(1, max_rounds(key_bits, num_pivots) + 1):
-        if hi - lo <= 1:
+        forced = hi - lo <= 1  # decided once per round, before lo moves
+        if forced:
             taus = [hi - 1]
         else:
             taus = [pivot(lo, hi, j, num_pivots) for j in range(1, num_pivots + 1)]
         results = stats(taus)
-        for tau, (c, zmn, w, n) in zip(taus, results):
-            state = classify_pivot(c, w, target, hi - lo <= 1)
+        for tau, (c, zmn, w, n) in zip(taus, results, strict=True):
+            state = classify_pivot(c, w, target, forced)
             if state == STOP:
                 return zmn, c - w, n, rounds
             lo = narrow_lo(lo, state, zmn)

@@ -32,6 +32,10 @@ from ..base import Request, SelectResult
 from . import _module as M
 
 SCRATCH_LIMIT = 16 * 2**20
+# Row scans of truncation misses and the masking, two chunks at a time with 16-byte loads and
+# stores (several times faster at large B).  Off until verified on a GPU: the GPU tests run
+# both settings and compare them bit for bit (``options={"fast_paths": True}`` per call).
+FAST_PATHS = False
 # the split path's candidate regions stay under this much of the scratch
 SPLIT_CANDIDATE_LIMIT = 8 * 2**20
 # batches up to this many rows may split their rows over several blocks
@@ -259,10 +263,13 @@ def _run(req: Request, mask_value: float | None, out: Any):
     scale = np.float64(_fixed_point_scale(V))
     mbits = np.uint32(_mask_bits(mask_value, req.dtype, lib_name) if do_mask else 0)
     item = xv.itemsize
-    # bit 0: input rows take 16-byte loads; bit 1: output rows take 16-byte stores
+    # QRITA_VEC_IN: input rows take 16-byte loads; QRITA_VEC_OUT: output rows take 16-byte stores;
+    # QRITA_FAST: the vectorised row scans and masking (see FAST_PATHS)
     vec = int(xv.stride_v == 1 and xv.ptr % 16 == 0 and (xv.stride_b * item) % 16 == 0)
     if do_mask and ov.stride_v == 1 and ov.ptr % 16 == 0 and (ov.stride_b * item) % 16 == 0:
         vec |= 2
+    if req.options.get("fast_paths", FAST_PATHS):
+        vec |= 4
     ptr_thr, ptr_nt, ptr_cnt, ptr_hit = (lib.ptr(a) for a in (threshold, num_ties, count, hit))
 
     stream = lib.stream()

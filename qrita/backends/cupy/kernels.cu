@@ -45,6 +45,10 @@ typedef unsigned short u16;
 #define QRITA_SMALL_LIVE 64                            // live sets this small use NUM_PIVOTS
 #define QRITA_EMPTY_KEY 0xffffffffu                    // "keeps nothing": above every key
 #define QRITA_ALL_TIES 0x7fffffff                      // tie_last when the whole tie group is kept
+// bits of the kernels' `vec` argument
+#define QRITA_VEC_IN 1   // input rows are contiguous and 16-byte aligned
+#define QRITA_VEC_OUT 2  // so are the output rows of the masking
+#define QRITA_FAST 4     // opt-in: row scans and masking two chunks at a time with 16-byte accesses
 
 #if (QRITA_NBINS % QRITA_WARP_SIZE) != 0 || QRITA_NWARPS > QRITA_WARP_SIZE
 #error "unsupported warp size"
@@ -447,7 +451,8 @@ struct RowSource {
     const typename Tr::bits_t* x;
     i64 stride_v;
     int V;
-    int vec;
+    int vec;   // 16-byte loads (contiguous, aligned rows)
+    int fast;  // for_each two chunks at a time (opt-in: see QRITA_FAST in kernels' flags)
     __device__ __forceinline__ int size() const { return V; }
     __device__ __forceinline__ void get(int i, u32& key, int& col) const {
         key = Tr::key(x[(i64)i * stride_v]);
@@ -470,6 +475,10 @@ __device__ __forceinline__ void for_each(const Src& src, F f) {
 // past the end come as NaN bits (key 0), which no caller counts: every live key is > 0.
 template <class Tr, class F>
 __device__ __forceinline__ void for_each(const RowSource<Tr>& row, F f) {
+    if (!row.fast) {
+        for (int i = threadIdx.x; i < row.V; i += QRITA_THREADS) f(Tr::key(row.x[(i64)i * row.stride_v]));
+        return;
+    }
     const int nchunks = (row.V + QRITA_CHUNK - 1) / QRITA_CHUNK;
     for (int c = 0; c < nchunks; c += 2) {
         const int col0 = c * QRITA_CHUNK + threadIdx.x * QRITA_ITEMS;
@@ -813,7 +822,7 @@ struct RowOut {
 
 // The selection of one row from its setup and pass totals (candidates in sm.cand_*).
 template <class Tr>
-__device__ __noinline__ RowOut search_row(const typename Tr::bits_t* xrow, i64 stride_v, int V, int vec,
+__device__ __noinline__ RowOut search_row(const typename Tr::bits_t* xrow, i64 stride_v, int V, int vec, int fast,
                                           const RowParams& rp, const Partial& t, const ZPart* zrow, int nchunks,
                                           int ties_all, double scale, int want_tie) {
     RowOut out;
@@ -829,7 +838,7 @@ __device__ __noinline__ RowOut search_row(const typename Tr::bits_t* xrow, i64 s
     const u32 hi0 = t.max_key;
     bool cand_fit = rp.cut_ok && t.n_cand <= (u32)QRITA_CAP;
     CandSource cand{qrita_sm.cand_key, qrita_sm.cand_col, cand_fit ? (int)t.n_cand : 0};
-    RowSource<Tr> row{xrow, stride_v, V, vec};
+    RowSource<Tr> row{xrow, stride_v, V, vec, fast};
     const u64 lo_row = (u64)Tr::KEY_NEG_INF;
     const u64 lo_cut = (u64)rp.cut_key;
     Weights<Tr> wt;
@@ -1000,8 +1009,13 @@ __device__ void mask_cols(const typename Tr::bits_t* xrow, i64 sxv, typename Tr:
     }
     for (int c = c_begin + threadIdx.x; c < c_end; c += QRITA_THREADS) {
         const typename Tr::bits_t b = xrow[(i64)c * sxv];
-        const typename Tr::bits_t o = masked<Tr>(b, c, thr_key, tie_last, mask_bits);
-        if (!inplace || o != b) orow[(i64)c * sov] = o;
+        const u32 key = Tr::key(b);
+        const bool keep = key > thr_key || (key == thr_key && c <= tie_last);
+        if (!keep) {
+            orow[(i64)c * sov] = mask_bits;
+        } else if (!inplace) {
+            orow[(i64)c * sov] = b;
+        }
     }
 }
 
@@ -1017,8 +1031,9 @@ __device__ void select_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int 
     const typename Tr::bits_t* xrow = x + (i64)row * sxb;
     const RowParams rp = row_setup<Tr>(xrow, sxv, V, row, a);
     const bool need_z = rp.p_mode == 2 && !rp.k_active;
-    const int vec_out = (vec & 1) && (vec & 2);
-    vec &= 1;
+    const int fast = (vec & QRITA_FAST) ? 1 : 0;
+    const int vec_out = (vec & QRITA_VEC_IN) && (vec & QRITA_VEC_OUT) && fast;
+    vec &= QRITA_VEC_IN;
     ZPart* zrow = zpart + (i64)row * nchunks;
     PassState ps;
     pass_state_init(ps);
@@ -1028,7 +1043,7 @@ __device__ void select_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int 
     const Partial t = pass_finish(ps, n_cand);
     __threadfence_block();  // the zpart writes of thread 0 are read by every thread below
     __syncthreads();
-    const RowOut o = search_row<Tr>(xrow, sxv, V, vec, rp, t, zrow, nchunks, ties_all, scale, do_mask);
+    const RowOut o = search_row<Tr>(xrow, sxv, V, vec, fast, rp, t, zrow, nchunks, ties_all, scale, do_mask);
     write_row<Tr>(o, row, threshold, num_ties, count, hit);
     if (do_mask)
         mask_cols<Tr>(xrow, sxv, out + (i64)row * sob, sov, 0, V, o.thr_key, o.tie_last,
@@ -1045,7 +1060,7 @@ __device__ void partial_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int
     const RowParams rp = row_setup<Tr>(xrow, sxv, V, row, a);
     const bool need_z = rp.p_mode == 2 && !rp.k_active;
     const i64 region = (i64)row * S + s;
-    vec &= 1;
+    vec &= QRITA_VEC_IN;
     PassState ps;
     pass_state_init(ps);
     u32 n_cand = 0;
@@ -1068,7 +1083,8 @@ __device__ void combine_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int
     const int nchunks = (V + QRITA_CHUNK - 1) / QRITA_CHUNK;
     const typename Tr::bits_t* xrow = x + (i64)row * sxb;
     const RowParams rp = row_setup<Tr>(xrow, sxv, V, row, a);
-    vec &= 1;
+    const int fast = (vec & QRITA_FAST) ? 1 : 0;
+    vec &= QRITA_VEC_IN;
     Partial t = parts[(i64)row * S];
     for (int s = 1; s < S; ++s) partial_combine(t, parts[(i64)row * S + s]);
     if (rp.cut_ok && t.n_cand <= (u32)QRITA_CAP) {  // slices in order: the candidates in index order
@@ -1084,8 +1100,8 @@ __device__ void combine_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int
         }
     }
     __syncthreads();
-    const RowOut o = search_row<Tr>(xrow, sxv, V, vec, rp, t, zpart + (i64)row * nchunks, nchunks, ties_all, scale,
-                                    want_tie);
+    const RowOut o = search_row<Tr>(xrow, sxv, V, vec, fast, rp, t, zpart + (i64)row * nchunks, nchunks, ties_all,
+                                    scale, want_tie);
     write_row<Tr>(o, row, threshold, num_ties, count, hit);
     if (threadIdx.x == 0) {
         info[row].thr_key = o.thr_key;
@@ -1102,7 +1118,8 @@ __device__ void mask_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int V,
     const int c1 = c0 + cols_per_block < V ? c0 + cols_per_block : V;
     const RowInfo ri = info[row];
     mask_cols<Tr>(x + (i64)row * sxb, sxv, out + (i64)row * sob, sov, c0, c1, ri.thr_key, ri.tie_last,
-                  (typename Tr::bits_t)mask_bits, inplace, (vec & 1) && (vec & 2));
+                  (typename Tr::bits_t)mask_bits, inplace,
+                  (vec & QRITA_VEC_IN) && (vec & QRITA_VEC_OUT) && (vec & QRITA_FAST));
 }
 
 #define QRITA_KERNELS(NAME, TR)                                                                           \

@@ -74,16 +74,22 @@ def _weights(vals: np.ndarray, m: float) -> np.ndarray:
         return np.exp(vals - vals.dtype.type(m))
 
 
-# Rounds over more than WIDE_LIVE_MIN live keys evaluate WIDE_PIVOTS pivots (one
-# bincount resolves 8 key bits instead of 2: on the CPU a round costs a few
-# array passes plus fixed call overhead, whatever P is); smaller rounds use the
-# paper's 3.
-# ``options={"num_pivots": P}`` fixes P for every round (ablations, tests).
-WIDE_PIVOTS = 255
-WIDE_LIVE_MIN = 256
+# The pivots a round evaluates, by the number of live keys: on the CPU a round
+# costs a few array passes plus fixed call overhead whatever P is, so large live
+# sets take many pivots (one bincount resolves up to 12 key bits instead of 2)
+# and small ones the paper's 3.  ``options={"num_pivots": P}`` fixes P for every
+# round (ablations, tests).
+ROUND_PIVOTS = ((8, 4095), (0, NUM_PIVOTS))
 
 
-def _buckets(keys: np.ndarray, lo: int, hi: int, num_pivots: int, taus: list[int]) -> np.ndarray:
+def _round_pivots(n_live: int, key_bytes: int) -> int:
+    for threshold, pivots in ROUND_PIVOTS:
+        if n_live > threshold:
+            return min(pivots, 255) if key_bytes == 8 else pivots
+    return NUM_PIVOTS
+
+
+def _buckets(keys: np.ndarray, lo: int, hi: int, num_pivots: int) -> np.ndarray:
     """``bucket[i] = #{j : tau_j < keys[i]}`` for the pivots ``tau_j`` of ``(lo, hi)``.
 
     For keys of at most 32 bits the evenly spaced pivots of
@@ -94,8 +100,9 @@ def _buckets(keys: np.ndarray, lo: int, hi: int, num_pivots: int, taus: list[int
     integer lies at least ``1 / (hi - lo) >= 2**-32`` from one, far more than
     the rounding error of one division.  64-bit keys use a binary search.
     """
-    if len(taus) == 1 or keys.dtype.itemsize == 8:
-        return np.searchsorted(np.asarray(taus, dtype=keys.dtype), keys, side="left").astype(np.int32)
+    if keys.dtype.itemsize == 8 or hi - lo <= 1:
+        taus = [sm.pivot(lo, hi, j, num_pivots) for j in range(1, num_pivots + 1)] if hi - lo > 1 else [hi - 1]
+        return np.searchsorted(np.asarray(taus, dtype=keys.dtype), keys, side="left").astype(np.intp)
     d = keys.astype(np.float64)
     d -= lo
     d *= num_pivots + 1
@@ -104,7 +111,7 @@ def _buckets(keys: np.ndarray, lo: int, hi: int, num_pivots: int, taus: list[int
     np.floor(d, out=d)
     d -= 1
     np.clip(d, 0, num_pivots, out=d)
-    return d.astype(np.int32)
+    return d.astype(np.intp)
 
 
 def _search(keys: np.ndarray, weights, lo: int, hi: int, target, key_bits: int, num_pivots: int):
@@ -124,26 +131,31 @@ def _search(keys: np.ndarray, weights, lo: int, hi: int, target, key_bits: int, 
     base = 0 if weights is None else 0.0
     for _ in range(sm.max_rounds(key_bits, num_pivots if 0 < num_pivots < NUM_PIVOTS else NUM_PIVOTS)):
         forced = hi - lo <= 1
-        p_round = num_pivots or (WIDE_PIVOTS if k_live.size > WIDE_LIVE_MIN else NUM_PIVOTS)
-        taus = [hi - 1] if forced else [sm.pivot(lo, hi, j, p_round) for j in range(1, p_round + 1)]
-        bucket = _buckets(k_live, lo, hi, p_round, taus)
-        counts = np.bincount(bucket, minlength=len(taus) + 1)
-        mass = counts if weights is None else np.bincount(bucket, weights=w_live, minlength=len(taus) + 1)
+        p_round = 1 if forced else (num_pivots or _round_pivots(k_live.size, k_live.dtype.itemsize))
+        bucket = _buckets(k_live, lo, hi, p_round)
+        counts = np.bincount(bucket, minlength=p_round + 1) if weights is None else None
+        mass = counts if weights is None else np.bincount(bucket, weights=w_live, minlength=p_round + 1)
         suffix = np.cumsum(mass[::-1])[::-1] + base  # suffix[j] = C(tau_j), j >= 1
         above_target = np.flatnonzero(suffix[1:] >= target)
         a = int(above_target[-1]) + 1 if above_target.size else 0
         if forced:
             a = 1
+
         # the live range of the next round is bucket a: gather it alone
         in_a = np.flatnonzero(bucket == a)
         k_next = k_live[in_a]
         w_next = None if w_live is None else w_live[in_a]
         if a == 0:  # BELOW at the first pivot
-            new_lo, new_hi = lo, taus[0]
+            new_lo, new_hi = lo, hi - 1 if forced else sm.pivot(lo, hi, 1, p_round)
         else:
             c = suffix[a].item()
-            # zmn is the smallest key of the first non-empty bucket >= a
-            first = a + int(np.flatnonzero(counts[a:])[0]) if counts[a:].any() else -1
+            # zmn is the smallest key of the first non-empty bucket >= a (bucket a
+            # is usually non-empty; count the others only when it is not)
+            if k_next.size:
+                first = a
+            else:
+                counts = np.bincount(bucket, minlength=p_round + 1) if counts is None else counts
+                first = a + int(np.flatnonzero(counts[a:])[0]) if counts[a:].any() else -1
             if first == a:
                 k_up, w_up = k_next, w_next
             elif first > a:
@@ -162,7 +174,7 @@ def _search(keys: np.ndarray, weights, lo: int, hi: int, target, key_bits: int, 
             if state == sm.STOP:
                 return zmn, c - w, n
             new_lo = sm.narrow_lo(lo, state, zmn)
-            new_hi = taus[a] if a < len(taus) else hi
+            new_hi = sm.pivot(lo, hi, a + 1, p_round) if a < p_round else hi
         base = base + mass[a + 1 :].sum().item()
         keep = k_next > new_lo
         k_live = k_next[keep]
@@ -204,6 +216,7 @@ def select_rows(bits: np.ndarray, vals: np.ndarray, dtype: str, k, p, ties: int,
     cut_keys = keys_from_bits(_bits_of(cuts, dtype), dtype)
     with np.errstate(invalid="ignore"):
         cand_mask = vals > cuts[:, None].astype(vals.dtype)
+    has_nan = np.isnan(vals).any(axis=1) if (p_mode == 2).any() else np.zeros(B, bool)
 
     for b in range(B):
         row_vals, row_bits = vals[b], bits[b]
@@ -218,7 +231,8 @@ def select_rows(bits: np.ndarray, vals: np.ndarray, dtype: str, k, p, ties: int,
         elif p_mode[b] == 2:
             # top-p alone is renormalised over the whole row: weigh it once
             weights = _weights(row_vals, float(np.fmax.reduce(row_vals))).astype(np.float64)
-            weights[~(row_vals > -np.inf)] = 0.0  # NaN entries
+            if has_nan[b]:
+                weights[np.isnan(row_vals)] = 0.0
             z_total = float(weights.sum())
             if np.isfinite(cuts[b]) and float(np.dot(weights, cand_mask[b])) >= ps[b] * z_total:
                 lo, hit[b] = int(cut_keys[b]), True
@@ -252,6 +266,11 @@ def _select_one(keys, vals, weights, lo, hi, K, p_mode, p, z_total, ties_all, ke
     ``z_total`` the softmax denominator of the whole row; otherwise the top-k
     survivors define both.
     """
+    if K == 0 and p_mode == 2:  # top-p alone: straight to the mass search
+        target = p * z_total
+        z, mass_above, n = _search(keys, weights, lo, hi, target, key_bits, num_pivots)
+        nt = sm.topp_num_ties(target, mass_above, float(weights[keys == z][0]), n, ties_all)
+        return z, nt, int(np.count_nonzero(keys > z)) + nt
     live = keys > lo
     if K > 0:
         K = min(K, int(np.count_nonzero(live)))
@@ -268,9 +287,10 @@ def _select_one(keys, vals, weights, lo, hi, K, p_mode, p, z_total, ties_all, ke
         kept = n_max if ties_all else 1
         return hi, kept, kept
     if K > 0:
+        # top-p works on the top-k survivors only: continue on them alone
         survivors = keys >= z_k
-        w = np.zeros(keys.shape, np.float64)
-        w[survivors] = _weights(vals[survivors].astype(np.float64), float(vals[keys == hi][0]))
+        keys, vals = keys[survivors], vals[survivors]
+        w = _weights(vals.astype(np.float64), float(vals[keys == hi][0]))
         mass_above_zk = float(w[keys > z_k].sum())
         w_zk = float(w[keys == z_k][0])
         target = p * (mass_above_zk + nties_k * w_zk)

@@ -20,7 +20,7 @@ def _interpreted() -> bool:
     return os.environ.get("TRITON_INTERPRET", "") not in ("", "0")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _import_reason() -> str | None:
     try:
         import torch  # noqa: F401
@@ -57,7 +57,10 @@ class TritonBackend(Backend):
         import torch
 
         if not torch.cuda.is_available():
-            return "no CUDA/ROCm device visible to torch (set TRITON_INTERPRET=1 to run the kernels on the CPU, tests only)"
+            return (
+                "no CUDA/ROCm device visible to torch "
+                "(set TRITON_INTERPRET=1 to run the kernels on the CPU, tests only)"
+            )
         return None
 
     def cannot_run(self, req: Request, explicit: bool) -> str | None:
