@@ -586,7 +586,7 @@ __device__ __noinline__ SearchResult pivot_search(const Src& src, SearchState& s
     SearchResult res;
     res.ok = 0;
     res.clobbered = 0;
-    for (; st.round < Tr::MAX_ROUNDS; ++st.round) {
+    for (; (st.round) < (Tr::MAX_ROUNDS); ++st.round) {
         u64 lo = st.lo, hi = st.hi;
         const int forced = (hi - lo <= 1) ? 1 : 0;
         const int P = forced ? 1 : (st.live > QRITA_SMALL_LIVE ? QRITA_WIDE_PIVOTS : QRITA_NUM_PIVOTS);

@@ -236,6 +236,9 @@ def select_rows(bits: np.ndarray, vals: np.ndarray, dtype: str, k, p, ties: int,
             z_total = float(weights.sum())
             if np.isfinite(cuts[b]) and float(np.dot(weights, cand_mask[b])) >= ps[b] * z_total:
                 lo, hit[b] = int(cut_keys[b]), True
+                cand = np.flatnonzero(cand_mask[b])
+                if cand.size * 8 < V:  # few candidates: search them alone
+                    row_vals, row_bits, weights = row_vals[cand], row_bits[cand], weights[cand]
         keys = keys_from_bits(row_bits, dtype)
         hi = int(keys.max())
         if hi <= kc.key_neg_inf:
