@@ -11,7 +11,6 @@ import functools
 import os
 import sys
 
-from ...core.keys import KEY_CONSTANTS
 from ...core.spec import GPU_DTYPES
 from ..base import Backend, Capabilities, Request, SelectResult
 
@@ -132,6 +131,3 @@ def _in_caller_library(req: Request, packed):
 
 BACKEND = TritonBackend()
 
-
-def key_constants(dtype: str):
-    return KEY_CONSTANTS[dtype]

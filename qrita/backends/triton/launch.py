@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import os
 
 import torch
 import triton
@@ -136,6 +135,3 @@ def run_mask(x: torch.Tensor, aux, mask_value: float, out: torch.Tensor | None):
         )
     return target
 
-
-def interpreted() -> bool:
-    return os.environ.get("TRITON_INTERPRET", "") not in ("", "0")
