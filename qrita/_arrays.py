@@ -111,6 +111,13 @@ def to_host(a: Any, lib: str) -> np.ndarray:
     return a.get()
 
 
+def per_row_to_host(value: Any, lib: str) -> Any:
+    """A scalar (or None) ``k``/``p`` stays as it is; a per-row array becomes numpy (a sync on GPU)."""
+    if value is None or isinstance(value, (int, float)):
+        return value
+    return to_host(value, lib)
+
+
 def host_values_f64(x: Any, lib: str, dtype: str) -> np.ndarray:
     """The exact values of ``x`` as a float64 numpy array (bf16/fp16/fp32 are exact in float64)."""
     if lib == "torch" and dtype == "bfloat16":

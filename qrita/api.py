@@ -137,8 +137,9 @@ def _check_result(req: Request, sel: Selection) -> None:
     from .reference.checker import check_selection
 
     values = _arrays.host_values_f64(req.logits, req.lib, req.dtype)
-    k = req.k if req.k is None or isinstance(req.k, int) else _arrays.to_host(req.k, req.lib)
-    p = req.p if req.p is None or isinstance(req.p, float) else _arrays.to_host(req.p, req.lib).astype(np.float64)
+    k = _arrays.per_row_to_host(req.k, req.lib)
+    p = _arrays.per_row_to_host(req.p, req.lib)
+    p = p if p is None or isinstance(p, float) else p.astype(np.float64)
     thr = np.asarray(_arrays.host_values_f64(sel._threshold, req.lib, req.dtype), dtype=np.float64)
     try:
         check_selection(

@@ -118,6 +118,18 @@ def float_from_bits(bits: np.ndarray, dtype: str) -> np.ndarray:
     return u.view(np.float64)
 
 
+def bits_of_values(values: np.ndarray, dtype: str) -> np.ndarray:
+    """Raw bits of float values in ``dtype`` (bfloat16 by truncating the float32 bits).
+
+    Exact for values representable in ``dtype``; for others it is one of the
+    two neighbouring ``dtype`` values, which is all a truncation cut needs.
+    """
+    v = np.asarray(values)
+    if dtype == "bfloat16":
+        return (v.astype(np.float32).view(np.uint32) >> np.uint32(16)).astype(np.uint16)
+    return v.astype(dtype).view(KEY_CONSTANTS[dtype].uint)
+
+
 def bits_from_float(values: np.ndarray, dtype: str) -> np.ndarray:
     """Raw bits of ``values`` already of that format (bfloat16 given as its uint16 bits)."""
     v = np.asarray(values)

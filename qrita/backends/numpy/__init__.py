@@ -25,13 +25,6 @@ def host_rows(req: Request) -> tuple[np.ndarray, np.ndarray]:
     return bits, vals
 
 
-def per_row_host(value, lib: str):
-    """A scalar stays a scalar; an array becomes numpy."""
-    if value is None or isinstance(value, (int, float)):
-        return value
-    return _arrays.to_host(value, lib)
-
-
 class NumpyBackend(Backend):
     name = "numpy"
     capabilities = Capabilities(
@@ -45,7 +38,13 @@ class NumpyBackend(Backend):
     def select(self, req: Request) -> SelectResult:
         bits, vals = host_rows(req)
         thr_bits, num_ties, count, hit = select_rows(
-            bits, vals, req.dtype, per_row_host(req.k, req.lib), per_row_host(req.p, req.lib), req.ties, req.options
+            bits,
+            vals,
+            req.dtype,
+            _arrays.per_row_to_host(req.k, req.lib),
+            _arrays.per_row_to_host(req.p, req.lib),
+            req.ties,
+            req.options,
         )
         threshold = _arrays.values_from_bits_numpy(thr_bits, req.lib, req.dtype, req.logits)
         return SelectResult(

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core import search as sm
-from ...core.keys import KEY_CONSTANTS, bits_from_keys, float_from_bits, keys_from_bits
+from ...core.keys import KEY_CONSTANTS, bits_from_keys, bits_of_values, float_from_bits, keys_from_bits
 from ...core.lut import TOPK_DELTA, TOPP_DELTA, topk_lut_indices, topp_lut_indices
 from ...core.spec import NUM_PIVOTS, SAMPLE_SIZE, TIES_ALL
 
@@ -61,7 +61,7 @@ def _round_to_dtype(t: np.ndarray, dtype: str) -> np.ndarray:
             return t.astype(np.float16).astype(np.float32)
         t32 = t.astype(np.float32)
         if dtype == "bfloat16":  # truncate the mantissa: still a valid cut
-            return float_from_bits((t32.view(np.uint32) >> np.uint32(16)).astype(np.uint16), "bfloat16")
+            return float_from_bits(bits_of_values(t32, "bfloat16"), "bfloat16")
         return t32
 
 
@@ -213,7 +213,7 @@ def select_rows(bits: np.ndarray, vals: np.ndarray, dtype: str, k, p, ties: int,
         return thr_bits, num_ties, count, hit
 
     cuts = _cuts(vals, V, k_active, ks, p_mode, ps, dtype) if truncation else np.full(B, -np.inf)
-    cut_keys = keys_from_bits(_bits_of(cuts, dtype), dtype)
+    cut_keys = keys_from_bits(bits_of_values(cuts, dtype), dtype)
     with np.errstate(invalid="ignore"):
         cand_mask = vals > cuts[:, None].astype(vals.dtype)
     has_nan = np.isnan(vals).any(axis=1) if (p_mode == 2).any() else np.zeros(B, bool)
@@ -250,12 +250,6 @@ def select_rows(bits: np.ndarray, vals: np.ndarray, dtype: str, k, p, ties: int,
         num_ties[b] = nties
         count[b] = cnt
     return thr_bits, num_ties, count, hit
-
-
-def _bits_of(values: np.ndarray, dtype: str) -> np.ndarray:
-    if dtype == "bfloat16":
-        return (values.astype(np.float32).view(np.uint32) >> np.uint32(16)).astype(np.uint16)
-    return values.astype(dtype).view(KEY_CONSTANTS[dtype].uint)
 
 
 def _select_one(keys, vals, weights, lo, hi, K, p_mode, p, z_total, ties_all, key_bits, num_pivots):

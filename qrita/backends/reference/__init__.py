@@ -10,16 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _arrays
+from ...core.keys import bits_of_values
 from ...core.spec import CPU_DTYPES, TIES_ALL
 from ...reference import oracle_select
 from ..base import Backend, Capabilities, Request, SelectResult
-
-
-def _bits_of_values(values: np.ndarray, dtype: str) -> np.ndarray:
-    """Raw bits of float64 values that are exactly representable in ``dtype``."""
-    if dtype == "bfloat16":
-        return (values.astype(np.float32).view(np.uint32) >> np.uint32(16)).astype(np.uint16)
-    return values.astype(dtype).view(f"uint{np.dtype(dtype).itemsize * 8}")
 
 
 class ReferenceBackend(Backend):
@@ -34,10 +28,10 @@ class ReferenceBackend(Backend):
 
     def select(self, req: Request) -> SelectResult:
         values = _arrays.host_values_f64(req.logits, req.lib, req.dtype)
-        k = req.k if req.k is None or isinstance(req.k, int) else _arrays.to_host(req.k, req.lib)
-        p = req.p if req.p is None or isinstance(req.p, float) else _arrays.to_host(req.p, req.lib)
+        k = _arrays.per_row_to_host(req.k, req.lib)
+        p = _arrays.per_row_to_host(req.p, req.lib)
         res = oracle_select(values, k, p, ties="all" if req.ties == TIES_ALL else "lowest_index")
-        bits = _bits_of_values(res.threshold, req.dtype)
+        bits = bits_of_values(res.threshold, req.dtype)
         return SelectResult(
             threshold=_arrays.values_from_bits_numpy(bits, req.lib, req.dtype, req.logits),
             num_ties=_arrays.from_numpy(res.num_ties.astype(np.int32), req.lib),
