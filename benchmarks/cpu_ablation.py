@@ -11,11 +11,10 @@ import argparse
 import datetime
 
 import numpy as np
+from cpu_numpy import gauss_logits, median_ms, zipf_logits  # noqa: E402  (same folder)
 
 import qrita
 from qrita.reference import check_selection
-
-from cpu_numpy import gauss_logits, median_ms, zipf_logits  # noqa: E402  (same folder)
 
 CONFIGS = [
     ("binary (1 pivot)", 1),

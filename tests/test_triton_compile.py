@@ -1,5 +1,6 @@
-"""Every Triton kernel variant compiles for sm_80 and sm_90 (and gfx942 when the AMD
-backend is present), without a GPU, in processes of their own."""
+"""Every Triton kernel variant compiles for sm_80 and sm_90, without a GPU, in processes of
+their own.  ``QRITA_COMPILE_TARGETS=cuda:90,cuda:80,hip:gfx942`` adds AMD's MI300 (it
+compiles with the AMD backend in the triton wheel; left out of CI to keep it under 15 min)."""
 
 from __future__ import annotations
 
@@ -11,20 +12,12 @@ import pytest
 
 pytest.importorskip("triton")
 
-TARGETS = ["cuda:90", "cuda:80"]
-
-
-def _has_amd_backend() -> bool:
-    try:
-        from triton.backends import backends
-    except ImportError:
-        return False
-    return "amd" in backends
+TARGETS = os.environ.get("QRITA_COMPILE_TARGETS", "cuda:90,cuda:80").split(",")
 
 
 @pytest.mark.skipif(os.environ.get("QRITA_SKIP_COMPILE") == "1", reason="QRITA_SKIP_COMPILE=1")
 def test_every_variant_compiles():
-    targets = TARGETS + (["hip:gfx942"] if _has_amd_backend() else [])
+    targets = TARGETS
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     procs = [
         subprocess.Popen([sys.executable, "-m", "qrita.backends.triton.compile_check", t], env=env,
