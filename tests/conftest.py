@@ -20,28 +20,16 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
 
-settings.register_profile(
-    "ci",
-    max_examples=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    print_blob=True,
-)
-settings.register_profile(
-    "gpu",
-    max_examples=300,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    print_blob=True,
-)
-# simulated backends (Triton interpreter, CUDA simulator): every call costs seconds
-settings.register_profile(
-    "sim",
-    max_examples=6,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    print_blob=True,
-)
+# ci: the default; gpu: the device machine; sim: simulated backends (Triton interpreter,
+# CUDA simulator), where every call costs seconds
+for _name, _examples in (("ci", 40), ("gpu", 300), ("sim", 6)):
+    settings.register_profile(
+        _name,
+        max_examples=_examples,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+        print_blob=True,
+    )
 settings.load_profile(os.environ.get("QRITA_HYPOTHESIS_PROFILE", "ci"))
 
 

@@ -312,17 +312,9 @@ def plots(out_dir: Path, rows: list[dict], meta: dict) -> list[str]:
                 ax.set_xlabel("batch B")
             if j == 0:
                 ax.set_ylabel("µs per call")
-    handles = {}
-    for ax in axes.flat:
-        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
-            handles.setdefault(lab, h)
-    fig.legend(list(handles.values()), list(handles.keys()), loc="center right", fontsize=8)
-    fig.suptitle(f"qrita bench: latency vs batch ({dist}, {dtype}) {device}", fontsize=11)
-    fig.tight_layout(rect=(0, 0, 1 - 2.3 / fig.get_figwidth(), 0.97))
-    path = out_dir / "latency.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    written.append(path.name)
+    _save_figure(plt, fig, axes, f"qrita bench: latency vs batch ({dist}, {dtype}) {device}", 0.97,
+                 out_dir / "latency.png")
+    written.append("latency.png")
 
     with_roof = [r for r in subset if r["ratio"] is not None]
     if with_roof:
@@ -345,15 +337,20 @@ def plots(out_dir: Path, rows: list[dict], meta: dict) -> list[str]:
             ax.set_xlabel("B·V (elements)")
             if j == 0:
                 ax.set_ylabel("time / roofline")
-        handles = {}
-        for ax in axes.flat:
-            for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
-                handles.setdefault(lab, h)
-        fig.legend(list(handles.values()), list(handles.keys()), loc="center right", fontsize=8)
-        fig.suptitle(f"qrita bench: roofline ratio ({dist}, {dtype}; lines at 1, 1.5, 3) {device}", fontsize=11)
-        fig.tight_layout(rect=(0, 0, 1 - 2.3 / fig.get_figwidth(), 0.95))
-        path = out_dir / "roofline.png"
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        written.append(path.name)
+        _save_figure(plt, fig, axes, f"qrita bench: roofline ratio ({dist}, {dtype}; lines at 1, 1.5, 3) {device}",
+                     0.95, out_dir / "roofline.png")
+        written.append("roofline.png")
     return written
+
+
+def _save_figure(plt, fig, axes, title: str, top: float, path) -> None:
+    """One legend for all panels (each label once), a title, and the PNG."""
+    handles = {}
+    for ax in axes.flat:
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(lab, h)
+    fig.legend(list(handles.values()), list(handles.keys()), loc="center right", fontsize=8)
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout(rect=(0, 0, 1 - 2.3 / fig.get_figwidth(), top))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
