@@ -79,6 +79,44 @@ def test_forced_miss_matches_hit(ties):
     assert torch.equal(hit.num_ties.cpu(), miss.num_ties.cpu())
 
 
+def _adversarial_rows(dtype):
+    """Rows for the miss path: ties, all-equal, mostly -inf, +inf present, a dominant token."""
+    rng = np.random.default_rng(5)
+    V = 600
+    x = rng.standard_normal((6, V)).astype(np.float32)
+    x[1] = np.round(x[1] * 2) / 2  # heavy ties
+    x[2] = 0.25  # all equal
+    x[3, :] = -np.inf
+    x[3, rng.choice(V, 30, replace=False)] = rng.standard_normal(30)  # grammar mask
+    x[4, [7, 300]] = np.inf
+    x[5, 11] = 80.0  # one dominant token
+    return torch.from_numpy(x).to(dtype=dtype, device=DEVICE)
+
+
+# the parallel miss rounds: gathered keys fit / never fit (tiny slots) / out of rounds (row fallback)
+MISS_OPTIONS = {
+    "rounds": {"truncation": False, "span": 256, "span_cap": 128},
+    "tiny-slots": {"truncation": False, "span": 256, "span_cap": 8, "reg_cap": 16},
+    "row-fallback": {"truncation": False, "span": 256, "span_cap": 8, "miss_rounds": 1},
+}
+
+
+@pytest.mark.parametrize(
+    ("dtype", "mode", "ties"),
+    [
+        (torch.float32, "rounds", "lowest_index"),
+        (torch.bfloat16, "tiny-slots", "all"),
+        (torch.float32, "row-fallback", "lowest_index"),
+    ],
+)
+def test_miss_rounds_are_exact(dtype, mode, ties):
+    x = _adversarial_rows(dtype)
+    for k, p in ((25, None), (None, 0.8), (40, 0.6), (3, 0.0)):
+        sel = qrita.select(x, k, p, backend="triton", ties=ties, options=MISS_OPTIONS[mode])
+        assert not sel.hit.any()
+        _check(x, k, p, ties, sel)
+
+
 def test_masked_output_in_and_out_of_place():
     x = _logits(3, 3, 500, torch.float16)
     k = torch.tensor([5, 0, 499], device=DEVICE)
@@ -133,12 +171,13 @@ def test_no_sync_graph_capture_determinism_and_batch_invariance():
     qrita.top_k_top_p(x0.clone(), k, p, backend="triton", inplace=True)  # warm-up (compiles)
     torch.cuda.synchronize()
     torch.cuda.set_sync_debug_mode("error")
-    try:
+    try:  # the calls only: comparing (torch.equal) is itself a sync
         ref = qrita.top_k_top_p(x0, k, p, backend="triton")
-        for _ in range(10):
-            assert torch.equal(qrita.top_k_top_p(x0, k, p, backend="triton").view(torch.int32), ref.view(torch.int32))
+        repeats = [qrita.top_k_top_p(x0, k, p, backend="triton") for _ in range(10)]
     finally:
         torch.cuda.set_sync_debug_mode("default")
+    for again in repeats:
+        assert torch.equal(again.view(torch.int32), ref.view(torch.int32))
     x = x0.clone()
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):

@@ -34,27 +34,47 @@ def _source(fn, args: dict, constexprs: dict) -> ASTSource:
     return ASTSource(fn=fn, signature=sig, constexprs={(names.index(k),): v for k, v in constexprs.items()})
 
 
-def variants(dtype: str):
-    """(name, ASTSource, num_warps) of every kernel the backend launches for ``dtype``."""
+def variants(dtype: str, V: int = 131072):
+    """(name, ASTSource, num_warps) of every kernel the backend launches for ``dtype`` at vocabulary ``V``."""
     kc = KEY_CONSTANTS[dtype]
     code = launch.DTYPE_CODE[dtype]
     x = POINTER[dtype]
+    n_spans_p2 = max(2, triton.next_power_of_2(triton.cdiv(V, launch.MAX_SPAN)))
+    slots = n_spans_p2 * launch.SPAN_CAP
+    search_warps = 8 if slots <= 4096 else 16
+    npm = triton.next_power_of_2(launch.MISS_PIVOTS + 1)
     row = {"x_ptr": x, "stride_xb": "i64", "stride_xv": "i64", "V": "i32", "row0": "i32",
            "k_ptr": "*i64", "k_scalar": "i64", "p_ptr": "*fp32", "p_scalar": "fp32"}
     span_args = dict(row, k_mode="i32", p_mode="i32", topk_lut_ptr="*fp32", topp_lut_ptr="*fp32",
                      cand_ptr="*i32", part_i_ptr="*i64", part_f_ptr="*fp32", n_spans="i32")
-    span_const = dict(SPAN=launch.MAX_SPAN, SPAN_CAP=launch.SPAN_CAP, BLOCK=launch.BLOCK, DTYPE=code, W=kc.width,
-                      KEY_NEG_INF=kc.key_neg_inf, KEY_POS_INF=kc.key_pos_inf, SAMPLE=SAMPLE_SIZE,
-                      LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE, TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size)
-    yield f"span_kernel[{dtype}]", _source(kernels.span_kernel, span_args, span_const), 8
-    finish_args = dict(row, k_mode="i32", p_mode_arg="i32", ties_all="i32", truncation="i32", cand_ptr="*i32",
-                       part_i_ptr="*i64", part_f_ptr="*fp32", n_spans="i32", thr_key_ptr="*i64", thr_bits_ptr="*i32",
-                       num_ties_ptr="*i32", count_ptr="*i32", hit_ptr="*i8", cut_idx_ptr="*i64")
-    np_lanes = triton.next_power_of_2(NUM_PIVOTS + 1)
-    finish_const = dict(N_SPANS_P2=16, SPAN_CAP=launch.SPAN_CAP, CB=launch.CB, REG_CAP=launch.REG_CAP, NP=np_lanes,
+    for has_p in (False, True):
+        span_const = dict(SPAN=launch.MAX_SPAN, SPAN_CAP=launch.SPAN_CAP, BLOCK=launch.BLOCK, DTYPE=code,
+                          W=kc.width, KEY_NEG_INF=kc.key_neg_inf, KEY_POS_INF=kc.key_pos_inf, SAMPLE=SAMPLE_SIZE,
+                          LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE, TOPK_LUT_N=TOPK_DELTA.size,
+                          TOPP_LUT_N=TOPP_DELTA.size, HAS_P=has_p)
+        yield f"span_kernel[{dtype}, has_p={has_p}]", _source(kernels.span_kernel, span_args, span_const), 8
+    outputs = dict(thr_key_ptr="*i64", thr_bits_ptr="*i32", num_ties_ptr="*i32", count_ptr="*i32", hit_ptr="*i8",
+                   cut_idx_ptr="*i64")
+    search_const = dict(N_SPANS_P2=n_spans_p2, SPAN_CAP=launch.SPAN_CAP, CB=launch.CB, REG_CAP=slots,
+                        NP=triton.next_power_of_2(NUM_PIVOTS + 1),
                         MAX_ROUNDS=core_search.max_rounds(kc.width, NUM_PIVOTS) + 2, DTYPE=code, W=kc.width,
                         KEY_NEG_INF=kc.key_neg_inf)
-    yield f"finish_kernel[{dtype}]", _source(kernels.finish_kernel, finish_args, finish_const), 8
+    finish_args = dict(row, k_mode="i32", p_mode_arg="i32", ties_all="i32", truncation="i32", cand_ptr="*i32",
+                       part_i_ptr="*i64", part_f_ptr="*fp32", n_spans="i32", state_i_ptr="*i64",
+                       state_f_ptr="*fp32", **outputs)
+    yield f"finish_kernel[{dtype}]", _source(kernels.finish_kernel, finish_args, search_const), search_warps
+    round_args = dict(row, k_mode="i32", p_mode_arg="i32", cand_ptr="*i32", rpart_i_ptr="*i32",
+                      rpart_f_ptr="*fp32", n_spans="i32", state_i_ptr="*i64", state_f_ptr="*fp32")
+    round_const = dict(SPAN=launch.MAX_SPAN, SPAN_CAP=launch.SPAN_CAP, BLOCK=launch.ROUND_BLOCK, NPM=npm, DTYPE=code,
+                       W=kc.width, KEY_NEG_INF=kc.key_neg_inf)
+    yield f"round_kernel[{dtype}]", _source(kernels.round_kernel, round_args, round_const), 8
+    update_args = dict(row, k_mode="i32", p_mode_arg="i32", ties_all="i32", cand_ptr="*i32", rpart_i_ptr="*i32",
+                       rpart_f_ptr="*fp32", n_spans="i32", state_i_ptr="*i64", state_f_ptr="*fp32", last="i32",
+                       **outputs)
+    update_const = dict(search_const, NPM=npm)
+    update_const = {name: update_const[name] for name in ("N_SPANS_P2", "SPAN_CAP", "CB", "REG_CAP", "NP", "NPM",
+                                                          "MAX_ROUNDS", "DTYPE", "W", "KEY_NEG_INF")}
+    yield f"update_kernel[{dtype}]", _source(kernels.update_kernel, update_args, update_const), search_warps
     mask_args = {"x_ptr": x, "stride_xb": "i64", "stride_xv": "i64", "out_ptr": x, "stride_ob": "i64",
                  "stride_ov": "i64", "V": "i32", "thr_key_ptr": "*i64", "cut_idx_ptr": "*i64", "mask_value": "fp32"}
     for inplace in (True, False):

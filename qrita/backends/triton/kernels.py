@@ -173,8 +173,14 @@ def span_kernel(
     SPAN: tl.constexpr, SPAN_CAP: tl.constexpr, BLOCK: tl.constexpr,
     DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr, KEY_POS_INF: tl.constexpr,
     SAMPLE: tl.constexpr, LUT_STEPS: tl.constexpr, TOPK_LUT_N: tl.constexpr, TOPP_LUT_N: tl.constexpr,
+    HAS_P: tl.constexpr,
 ):
-    """Partials of one span of one row; candidates go to ``cand[slot, span, :SPAN_CAP]``."""
+    """Partials of one span of one row; candidates go to ``cand[slot, span, :SPAN_CAP]``.
+
+    Counters live in per-lane vectors and are reduced once at the end of the
+    span; only the row max (online softmax, when ``HAS_P``) and the candidate
+    prefix sum are block-level operations inside the loop.
+    """
     slot = tl.program_id(0)
     span = tl.program_id(1)
     row = (row0 + slot).to(tl.int64)
@@ -182,89 +188,118 @@ def span_kernel(
     k_active, k, row_p_mode, p = row_params(row, k_ptr, k_scalar, p_ptr, p_scalar, V, k_mode, p_mode)
     cut = row_cut_key(x_row, stride_xv, V, k_active, k, row_p_mode, p, topk_lut_ptr, topp_lut_ptr,
                       DTYPE, W, SAMPLE, LUT_STEPS, TOPK_LUT_N, TOPP_LUT_N)
+    cut32 = cut.to(tl.uint32)
     cand_base = cand_ptr + (slot.to(tl.int64) * n_spans + span) * SPAN_CAP
 
-    m = tl.full((), float("-inf"), tl.float32)  # max over finite entries
-    z = tl.zeros((), tl.float32)  # sum exp(x - m), finite entries
-    cmass = tl.zeros((), tl.float32)  # the same over finite candidates
+    zero_u = tl.zeros((BLOCK,), tl.uint32)
+    n_keep_v = tl.zeros((BLOCK,), tl.int32)
+    n_inf_v = tl.zeros((BLOCK,), tl.int32)
+    kmin_v = ~zero_u
+    nmin_v = tl.zeros((BLOCK,), tl.int32)
+    kmax_v = zero_u
+    nmax_v = tl.zeros((BLOCK,), tl.int32)
+    m_v = tl.full((BLOCK,), float("-inf"), tl.float32)  # per-lane max over finite entries
+    z_v = tl.zeros((BLOCK,), tl.float32)  # per-lane sum exp(x - m_v), finite entries
+    cm_v = tl.zeros((BLOCK,), tl.float32)  # the same over finite candidates
     n_cand = tl.zeros((), tl.int32)
-    n_keep = tl.zeros((), tl.int32)
-    n_inf = tl.zeros((), tl.int32)
-    kmin = tl.full((), 0xFFFFFFFF, tl.int64)
-    nmin = tl.zeros((), tl.int32)
-    kmax = tl.zeros((), tl.int64)
-    nmax = tl.zeros((), tl.int32)
     start = tl.cast(span, tl.int64) * SPAN
     for i in range(0, SPAN, BLOCK):
         offs = start + i + tl.arange(0, BLOCK).to(tl.int64)
         inb = offs < V
         raw = tl.load(x_row + offs * stride_xv, mask=inb, other=0.0)
-        key = tl.where(inb, keys_of(raw, DTYPE, W), 0).to(tl.int64)
-        xf = raw.to(tl.float32)
+        key = tl.where(inb, keys_of(raw, DTYPE, W), zero_u)
         keep = key > KEY_NEG_INF
         pinf = key == KEY_POS_INF
-        finite = keep & (key != KEY_POS_INF)
-        cand = keep & (key > cut)  # cut == 0 (no usable cut): every keepable entry
-        # online softmax denominator over finite entries (max rescaling)
-        m_new = tl.maximum(m, tl.max(tl.where(finite, xf, float("-inf")), axis=0))
-        scale = tl.where(m_new == float("-inf"), 1.0, tl.exp(m - m_new))
-        e = tl.where(finite, tl.exp(xf - m_new), 0.0)
-        z = z * scale + tl.sum(e, axis=0)
-        cmass = cmass * scale + tl.sum(tl.where(cand, e, 0.0), axis=0)
-        m = m_new
-        n_keep += tl.sum(keep.to(tl.int32), axis=0)
-        n_inf += tl.sum(pinf.to(tl.int32), axis=0)
-        bmin = tl.min(tl.where(keep, key, 0xFFFFFFFF), axis=0)
-        bmin_n = tl.sum((keep & (key == bmin)).to(tl.int32), axis=0)
-        nmin = tl.where(bmin < kmin, bmin_n, tl.where(bmin == kmin, nmin + bmin_n, nmin))
-        kmin = tl.minimum(kmin, bmin)
-        bmax = tl.max(tl.where(keep, key, 0), axis=0)
-        bmax_n = tl.sum((keep & (key == bmax)).to(tl.int32), axis=0)
-        nmax = tl.where(bmax > kmax, bmax_n, tl.where(bmax == kmax, nmax + bmax_n, nmax))
-        kmax = tl.maximum(kmax, bmax)
+        cand = keep & (key > cut32)  # cut == 0 (no usable cut): every keepable entry
+        n_keep_v += keep.to(tl.int32)
+        n_inf_v += pinf.to(tl.int32)
+        lt = keep & (key < kmin_v)
+        nmin_v = tl.where(lt, 1, tl.where(keep & (key == kmin_v), nmin_v + 1, nmin_v))
+        kmin_v = tl.where(lt, key, kmin_v)
+        gt = keep & (key > kmax_v)
+        nmax_v = tl.where(gt, 1, tl.where(keep & (key == kmax_v), nmax_v + 1, nmax_v))
+        kmax_v = tl.where(gt, key, kmax_v)
+        if HAS_P:  # online softmax per lane (max rescaling), no block reduction in the loop
+            xf = raw.to(tl.float32)
+            finite = keep & (key != KEY_POS_INF)
+            m_new = tl.where(finite, tl.maximum(m_v, xf), m_v)
+            scale = tl.where(m_new == float("-inf"), 1.0, tl.exp(m_v - m_new))
+            e = tl.where(finite, tl.exp(xf - m_new), 0.0)
+            z_v = z_v * scale + e
+            cm_v = cm_v * scale + tl.where(cand, e, 0.0)
+            m_v = m_new
         # gather candidates in index order (prefix sum, no atomics: deterministic)
         c = cand.to(tl.int32)
         pos = n_cand + tl.cumsum(c, axis=0) - 1
-        tl.store(cand_base + pos, key.to(tl.uint32).to(tl.int32, bitcast=True), mask=cand & (pos < SPAN_CAP))
+        tl.store(cand_base + pos, key.to(tl.int32, bitcast=True), mask=cand & (pos < SPAN_CAP))
         n_cand += tl.sum(c, axis=0)
+    m = tl.max(m_v, axis=0)
+    f = tl.where(m_v == float("-inf"), 0.0, tl.exp(m_v - m))
+    kmin = tl.min(kmin_v, axis=0)
+    nmin = tl.sum(tl.where(kmin_v == kmin, nmin_v, 0), axis=0)
+    kmax = tl.max(kmax_v, axis=0)
+    nmax = tl.sum(tl.where(kmax_v == kmax, nmax_v, 0), axis=0)
     pi = part_i_ptr + (slot.to(tl.int64) * n_spans + span) * 8
     tl.store(pi + 0, n_cand.to(tl.int64))
-    tl.store(pi + 1, n_keep.to(tl.int64))
-    tl.store(pi + 2, n_inf.to(tl.int64))
-    tl.store(pi + 3, kmin)
+    tl.store(pi + 1, tl.sum(n_keep_v, axis=0).to(tl.int64))
+    tl.store(pi + 2, tl.sum(n_inf_v, axis=0).to(tl.int64))
+    tl.store(pi + 3, kmin.to(tl.int64))
     tl.store(pi + 4, nmin.to(tl.int64))
-    tl.store(pi + 5, kmax)
+    tl.store(pi + 5, kmax.to(tl.int64))
     tl.store(pi + 6, nmax.to(tl.int64))
     tl.store(pi + 7, cut)
     pf = part_f_ptr + (slot.to(tl.int64) * n_spans + span) * 4
     tl.store(pf + 0, m)
-    tl.store(pf + 1, z)
-    tl.store(pf + 2, cmass)
+    tl.store(pf + 1, tl.sum(z_v * f, axis=0))
+    tl.store(pf + 2, tl.sum(cm_v * f, axis=0))
+
+
+# --------------------------------------------------------------------------------------
+# Search sources.  src 0: candidates in registers; 1: a candidate buffer (per-span slots
+# of SPAN_CAP keys with per-span counts); 2: the row itself.  Keys are uint32; a source
+# holds the keys in (lo, hi] of the current search (hi is implied: nothing above it is
+# present, or it is accounted for by the caller's base offsets).
+# --------------------------------------------------------------------------------------
 
 
 @triton.jit
-def load_source(x_row, stride_xv, V, cand_row, part_i_row, c, FROM_BUF, lo,
-                SPAN_CAP: tl.constexpr, CB: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr):
-    """Chunk ``c`` of a search source in memory: keys (int64) and validity (dead keys <= lo are invalid).
+def load_slots(buf_row, cnt_ptr, cnt_stride, n_spans, N_SPANS_P2: tl.constexpr, SPAN_CAP: tl.constexpr):
+    """Every span slot of a row's buffer in one load, as [N_SPANS_P2 * SPAN_CAP] keys and validity.
 
-    From the candidate buffer, chunk c covers span c // (SPAN_CAP // CB);
-    from the row, chunk c covers entries [c * CB, (c + 1) * CB).
+    No compaction: slot j of span s is valid when j < count(s).  Pass n_spans = 0
+    to load nothing.
+    """
+    sidx = tl.arange(0, N_SPANS_P2)
+    j = tl.arange(0, SPAN_CAP)
+    n_s = tl.load(cnt_ptr + sidx * cnt_stride, mask=sidx < n_spans, other=0).to(tl.int32)
+    valid = j[None, :] < n_s[:, None]
+    keys = tl.load(buf_row + sidx[:, None].to(tl.int64) * SPAN_CAP + j[None, :], mask=valid, other=0)
+    keys = keys.to(tl.uint32, bitcast=True)
+    return tl.reshape(keys, (N_SPANS_P2 * SPAN_CAP,)), tl.reshape(valid, (N_SPANS_P2 * SPAN_CAP,))
+
+
+@triton.jit
+def load_chunk(x_row, stride_xv, V, buf_row, cnt_ptr, cnt_stride, c, FROM_BUF, lo32,
+               SPAN_CAP: tl.constexpr, CB: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr):
+    """Chunk ``c`` of a source in memory: uint32 keys and validity (keys <= lo are invalid).
+
+    From the buffer, chunk c covers span c // (SPAN_CAP // CB); from the row,
+    entries [c * CB, (c + 1) * CB).
     """
     if FROM_BUF:
         per_span = SPAN_CAP // CB
         span = c // per_span
         j = (c % per_span) * CB + tl.arange(0, CB)
-        n = tl.load(part_i_row + span * 8).to(tl.int32)
+        n = tl.load(cnt_ptr + span * cnt_stride).to(tl.int32)
         valid = j < n
-        key = tl.load(cand_row + tl.cast(span, tl.int64) * SPAN_CAP + j, mask=valid, other=0)
-        key = key.to(tl.uint32, bitcast=True).to(tl.int64)
+        key = tl.load(buf_row + tl.cast(span, tl.int64) * SPAN_CAP + j, mask=valid, other=0)
+        key = key.to(tl.uint32, bitcast=True)
     else:
         offs = tl.cast(c, tl.int64) * CB + tl.arange(0, CB).to(tl.int64)
         valid = offs < V
         raw = tl.load(x_row + offs * stride_xv, mask=valid, other=0.0)
-        key = tl.where(valid, keys_of(raw, DTYPE, W), 0).to(tl.int64)
-    valid = valid & (key > lo)
-    return key, valid
+        key = keys_of(raw, DTYPE, W)
+    return key, valid & (key > lo32)
 
 
 @triton.jit
@@ -272,36 +307,61 @@ def lane_stats(key, valid, w, taus, COUNT: tl.constexpr):
     """Per pivot lane: mass and count above tau, zmn, n(zmn), zmx (largest key <= tau)."""
     k2 = key[:, None]
     gt = valid[:, None] & (k2 > taus[None, :])
-    cnt = tl.sum(gt.to(tl.int64), axis=0)
+    cnt = tl.sum(gt.to(tl.int32), axis=0)
     if COUNT:
         mass = cnt.to(tl.float32)
     else:
         mass = tl.sum(tl.where(gt, w[:, None], 0.0), axis=0)
-    zmn = tl.min(tl.where(gt, k2, 0xFFFFFFFFF), axis=0)
-    n = tl.sum((gt & (k2 == zmn[None, :])).to(tl.int64), axis=0)
-    zmx = tl.max(tl.where(valid[:, None] & (gt == 0), k2, 0), axis=0)
+    zmn = tl.min(tl.where(gt, k2, ~tl.zeros_like(k2)), axis=0)
+    n = tl.sum((gt & (k2 == zmn[None, :])).to(tl.int32), axis=0)
+    zmx = tl.max(tl.where(valid[:, None] & (gt == 0), k2, tl.zeros_like(k2)), axis=0)
     return mass, cnt, zmn, n, zmx
 
 
 @triton.jit
-def round_stats(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, cand_row, part_i_row, n_chunks, lo, taus,
-                m, inf_mode, COUNT: tl.constexpr, NP: tl.constexpr, SPAN_CAP: tl.constexpr, CB: tl.constexpr,
-                DTYPE: tl.constexpr, W: tl.constexpr):
-    """Lane stats of every pivot over the source: 0 = registers, 1 = candidate buffer, 2 = row.
+def pick(vec, idx, j):
+    """vec[j] for a small vector (Triton has no scalar indexing)."""
+    return tl.sum(tl.where(idx == j, vec, tl.zeros_like(vec)), axis=0)
 
-    Chunks are merged in chunk order, so sums are deterministic.
+
+@triton.jit
+def search_round(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row, cnt_ptr, cnt_stride, n_chunks,
+                 lo, taus, target, m, inf_mode, COUNT: tl.constexpr, NP: tl.constexpr, SPAN_CAP: tl.constexpr,
+                 CB: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr):
+    """One round: the largest lane ``a`` with C(tau_a) >= target and its stats.
+
+    Returns (a, C(tau_a), count above tau_a, zmn(tau_a), n(zmn), zmx(tau_{a+1})).
+    In registers only the lane masses are a 2-D reduction; zmn/n/zmx are then
+    taken for the two lanes that matter.  From memory all lanes are gathered in
+    one pass (chunks merged in chunk order: deterministic sums).
     """
+    idx = tl.arange(0, NP)
+    lo32 = lo.to(tl.uint32)
     if src == 0:
-        mass, cnt, zmn, nmn, zmx = lane_stats(keys_reg, valid_reg & (keys_reg > lo), w_reg, taus, COUNT)
+        valid = valid_reg & (keys_reg > lo32)
+        gt = valid[:, None] & (keys_reg[:, None] > taus[None, :])
+        if COUNT:
+            mass = tl.sum(gt.to(tl.int32), axis=0).to(tl.float32)
+        else:
+            mass = tl.sum(tl.where(gt, w_reg[:, None], 0.0), axis=0)
+        a = tl.max(tl.where(mass >= target, idx, 0), axis=0)
+        tau_a = pick(taus, idx, a)
+        tau_n = pick(taus, idx, a + 1)
+        g = valid & (keys_reg > tau_a)
+        cnt_a = tl.sum(g.to(tl.int32), axis=0)
+        zmn_a = tl.min(tl.where(g, keys_reg, ~tl.zeros_like(keys_reg)), axis=0)
+        n_a = tl.sum((g & (keys_reg == zmn_a)).to(tl.int32), axis=0)
+        zmx_n = tl.max(tl.where(valid & (keys_reg <= tau_n), keys_reg, tl.zeros_like(keys_reg)), axis=0)
+        mass_a = pick(mass, idx, a)
     else:
         mass = tl.zeros((NP,), tl.float32)
-        cnt = tl.zeros((NP,), tl.int64)
-        zmn = tl.full((NP,), 0xFFFFFFFFF, tl.int64)
-        nmn = tl.zeros((NP,), tl.int64)
-        zmx = tl.zeros((NP,), tl.int64)
+        cnt = tl.zeros((NP,), tl.int32)
+        zmn = tl.full((NP,), 0xFFFFFFFF, tl.uint32)
+        nmn = tl.zeros((NP,), tl.int32)
+        zmx = tl.zeros((NP,), tl.uint32)
         for c in range(n_chunks):
-            key, valid = load_source(x_row, stride_xv, V, cand_row, part_i_row, c, src == 1, lo, SPAN_CAP, CB,
-                                     DTYPE, W)
+            key, valid = load_chunk(x_row, stride_xv, V, buf_row, cnt_ptr, cnt_stride, c, src == 1, lo32,
+                                    SPAN_CAP, CB, DTYPE, W)
             if COUNT:
                 w = tl.zeros((CB,), tl.float32)
             else:
@@ -312,26 +372,27 @@ def round_stats(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, cand_row, 
             nmn = tl.where(b_zmn < zmn, b_n, tl.where(b_zmn == zmn, nmn + b_n, nmn))
             zmn = tl.minimum(zmn, b_zmn)
             zmx = tl.maximum(zmx, b_zmx)
-    return mass, cnt, zmn, nmn, zmx
+        a = tl.max(tl.where(mass >= target, idx, 0), axis=0)
+        mass_a = pick(mass, idx, a)
+        cnt_a = pick(cnt, idx, a)
+        zmn_a = pick(zmn, idx, a)
+        n_a = pick(nmn, idx, a)
+        zmx_n = pick(zmx, idx, a + 1)
+    return a, mass_a, cnt_a.to(tl.int64), zmn_a.to(tl.int64), n_a.to(tl.int64), zmx_n.to(tl.int64)
 
 
 @triton.jit
-def pick(vec, idx, j):
-    """vec[j] for a small vector (Triton has no scalar indexing)."""
-    return tl.sum(tl.where(idx == j, vec, 0), axis=0)
-
-
-@triton.jit
-def search(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, cand_row, part_i_row, n_chunks, lo, hi, target,
-           m, inf_mode, COUNT: tl.constexpr, NP: tl.constexpr, MAX_ROUNDS: tl.constexpr, SPAN_CAP: tl.constexpr,
-           CB: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr):
+def search(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row, cnt_ptr, cnt_stride, n_chunks, lo, hi,
+           target, m, inf_mode, COUNT: tl.constexpr, NP: tl.constexpr, MAX_ROUNDS: tl.constexpr,
+           SPAN_CAP: tl.constexpr, CB: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr):
     """The pivot search of qrita.core.search: returns (z_star, mass above, count above, n_eq).
 
     NP lanes evaluate pivots lo + (hi - lo) * j // NP, j = 0..NP-1 (lane 0 is
     ``lo`` itself; NP = 4 is the paper's three interior pivots).  Visiting the
     pivots in increasing order ends at the largest one with C >= T, so only
     that one is classified (the argument is in the numpy backend), then lo/hi
-    are narrowed and snapped to present keys.
+    are narrowed and snapped to present keys.  lo/hi are int64 scalars; the
+    per-element work is on uint32 keys.
     """
     idx = tl.arange(0, NP)
     done = lo < 0  # False, as a tensor
@@ -342,26 +403,15 @@ def search(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, cand_row, part_
     rounds = 0
     while (rounds < MAX_ROUNDS) & (done == 0):
         forced = hi - lo <= 1
-        taus = tl.where(forced, hi - 1, pivot(lo, hi, idx.to(tl.int64), NP - 1))
-        mass, cnt, zmn, nmn, zmx = round_stats(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, cand_row,
-                                               part_i_row, n_chunks, lo, taus, m, inf_mode, COUNT, NP, SPAN_CAP,
-                                               CB, DTYPE, W)
+        taus64 = tl.where(forced, hi - 1, pivot(lo, hi, idx.to(tl.int64), NP - 1))
+        a, mass_a, cnt_a, zmn_a, n_a, zmx_n = search_round(
+            src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row, cnt_ptr, cnt_stride, n_chunks, lo,
+            taus64.to(tl.uint32), target, m, inf_mode, COUNT, NP, SPAN_CAP, CB, DTYPE, W)
         if COUNT:
-            ok = cnt >= target.to(tl.int64)
-        else:
-            ok = mass >= target
-        a = tl.max(tl.where(ok, idx, 0), axis=0)
-        zmn_a = pick(zmn, idx, a)
-        n_a = pick(nmn, idx, a)
-        cnt_a = pick(cnt, idx, a)
-        if COUNT:
-            state = classify_pivot(cnt_a, n_a, target.to(tl.int64), forced)
-            mass_a = cnt_a.to(tl.float32)
             w_a = n_a.to(tl.float32)
         else:
-            mass_a = pick(mass, idx, a)
             w_a = n_a.to(tl.float32) * weight_of(value_of_key(zmn_a, DTYPE, W), m, inf_mode)
-            state = classify_pivot(mass_a, w_a, target, forced)
+        state = classify_pivot(mass_a, w_a, target, forced)
         if state == 1:
             done = lo >= 0
             z_star = zmn_a
@@ -371,9 +421,8 @@ def search(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, cand_row, part_
         else:
             new_lo = narrow_lo(lo, state, zmn_a)
             has_next = a + 1 < NP
-            tau_next = pick(taus, idx, a + 1)
-            zmx_next = pick(zmx, idx, a + 1)
-            new_hi = tl.where(has_next, snap_hi(narrow_hi(hi, 0, tau_next), new_lo, zmx_next), hi)
+            tau_next = pick(taus64, idx, a + 1)
+            new_hi = tl.where(has_next, snap_hi(narrow_hi(hi, 0, tau_next), new_lo, zmx_n), hi)
             lo = new_lo
             hi = new_hi
             lo = tl.where(lo >= hi, hi - 1, lo)
@@ -382,15 +431,23 @@ def search(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, cand_row, part_
 
 
 @triton.jit
-def stats_above(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, cand_row, part_i_row, n_chunks, lo, tau, m,
-                inf_mode, SPAN_CAP: tl.constexpr, CB: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr):
-    """(mass above tau, count above tau) over the source."""
-    taus = tl.full((2,), 0, tl.int64) + tau
-    mass, cnt, _zmn, _n, _zmx = round_stats(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, cand_row,
-                                            part_i_row, n_chunks, lo, taus, m, inf_mode, False, 2, SPAN_CAP, CB,
-                                            DTYPE, W)
-    idx = tl.arange(0, 2)
-    return pick(mass, idx, 0), pick(cnt, idx, 0)
+def stats_above(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row, cnt_ptr, cnt_stride, n_chunks, lo,
+                tau, m, inf_mode, SPAN_CAP: tl.constexpr, CB: tl.constexpr, DTYPE: tl.constexpr,
+                W: tl.constexpr):
+    """Mass above tau over the source."""
+    lo32 = lo.to(tl.uint32)
+    tau32 = tau.to(tl.uint32)
+    if src == 0:
+        g = valid_reg & (keys_reg > lo32) & (keys_reg > tau32)
+        mass = tl.sum(tl.where(g, w_reg, 0.0), axis=0)
+    else:
+        mass = tl.zeros((), tl.float32)
+        for c in range(n_chunks):
+            key, valid = load_chunk(x_row, stride_xv, V, buf_row, cnt_ptr, cnt_stride, c, src == 1, lo32,
+                                    SPAN_CAP, CB, DTYPE, W)
+            w = weight_of(value_of_key(key, DTYPE, W), m, inf_mode)
+            mass += tl.sum(tl.where(valid & (key > tau32), w, 0.0), axis=0)
+    return mass
 
 
 @triton.jit
@@ -404,18 +461,115 @@ def topp_ties(target, mass_above, weight, n_eq, ties_all):
 
 
 @triton.jit
-def gather_registers(cand_row, n_cand_s, n_cand, N_SPANS_P2: tl.constexpr, SPAN_CAP: tl.constexpr,
-                     REG_CAP: tl.constexpr):
-    """The candidates of all spans, in span then index order, as one register block [REG_CAP]."""
-    i = tl.arange(0, REG_CAP).to(tl.int64)
-    ends = tl.cumsum(n_cand_s, axis=0)  # [N_SPANS_P2]
-    starts = ends - n_cand_s
-    span = tl.sum((i[:, None] >= ends[None, :]).to(tl.int64), axis=1)
-    sidx = tl.arange(0, N_SPANS_P2).to(tl.int64)
-    start = tl.sum(tl.where(sidx[None, :] == span[:, None], starts[None, :], 0), axis=1)
-    valid = i < n_cand
-    key = tl.load(cand_row + span * SPAN_CAP + (i - start), mask=valid, other=0)
-    return key.to(tl.uint32, bitcast=True).to(tl.int64), valid
+def solve(src, keys_reg, valid_reg, x_row, stride_xv, V, buf_row, cnt_ptr, cnt_stride, n_chunks,
+          stage, lo, hi, base_cnt, base_mass, K, p_mode, p, target_p, z_k, nties_k, above_k, n_k,
+          kmax, nmax, ties_all, m, inf_mode,
+          NP: tl.constexpr, MAX_ROUNDS: tl.constexpr, SPAN_CAP: tl.constexpr, CB: tl.constexpr,
+          DTYPE: tl.constexpr, W: tl.constexpr):
+    """The rest of a row's request over a source holding its keys in (lo, hi].
+
+    Entries above ``hi`` are outside the source: ``base_cnt``/``base_mass``
+    account for them.  ``stage``: 1 top-k first (then top-p if asked), 2 top-p
+    alone with target ``target_p``, 3 top-p over the top-k survivors given
+    (z_k, nties_k, above_k, n_k) (requires base 0).
+
+    Returns (z, nties, count, n_total, next_stage): next_stage 0 when done, 3
+    when top-p after top-k still needs a source above z_k (base was not 0).
+    """
+    w_reg = weight_of(value_of_key(keys_reg, DTYPE, W), m, inf_mode)
+    z = z_k
+    nties = nties_k
+    count = above_k + nties_k
+    n_total = n_k
+    next_stage = stage * 0
+    lo_p = lo
+    target = target_p
+    if stage == 1:
+        zk, _mass, above_n, nk = search(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row, cnt_ptr,
+                                        cnt_stride, n_chunks, lo, hi, (K - base_cnt).to(tl.float32), m, inf_mode,
+                                        True, NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W)
+        z_k = zk
+        above_k = base_cnt + above_n
+        n_k = nk
+        nties_k = topk_num_ties(K, above_k, nk, ties_all)
+        z = z_k
+        nties = nties_k
+        count = above_k + nties_k
+        n_total = n_k
+        if p_mode == 1:  # p <= 0: the best token (or its tie group) among the top-k survivors
+            n_best = tl.where(kmax == z_k, nties_k, nmax)
+            z = kmax
+            nties = tl.where(ties_all != 0, n_best, 1)
+            count = nties
+            n_total = nmax
+        if p_mode == 2:
+            if base_cnt == 0:
+                stage = stage * 0 + 3
+            else:
+                next_stage = stage * 0 + 3
+    if stage == 3:
+        mass_above_zk = stats_above(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row, cnt_ptr,
+                                    cnt_stride, n_chunks, lo, z_k, m, inf_mode, SPAN_CAP, CB, DTYPE, W)
+        w_zk = weight_of(value_of_key(z_k, DTYPE, W), m, inf_mode)
+        target = p * (mass_above_zk + nties_k.to(tl.float32) * w_zk)
+        if mass_above_zk < target:  # the boundary is the top-k boundary group itself
+            nties = topp_ties(target, mass_above_zk, w_zk, nties_k, ties_all)
+            z = z_k
+            count = above_k + nties
+            n_total = n_k
+        else:
+            stage = stage * 0 + 2
+            lo_p = z_k
+    if stage == 2:
+        zp, mass_above, cnt_above, n_p = search(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row,
+                                                cnt_ptr, cnt_stride, n_chunks, lo_p, hi, target - base_mass, m,
+                                                inf_mode, False, NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W)
+        w_z = weight_of(value_of_key(zp, DTYPE, W), m, inf_mode)
+        nties = topp_ties(target, base_mass + mass_above, w_z, n_p, ties_all)
+        z = zp
+        count = base_cnt + cnt_above + nties
+        n_total = n_p
+    return z, nties, count, n_total, next_stage
+
+
+@triton.jit
+def finalize(x_row, stride_xv, V, row, z, nties, count, n_total, empty, hit,
+             thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr,
+             CB: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr):
+    """Write a row's answer; when a tie group is cut, find the index of its last kept entry."""
+    z = tl.where(empty, KEY_NEG_INF, z)
+    nties = tl.where(empty, 0, nties)
+    count = tl.where(empty, 0, count)
+    cut_idx = tl.where(empty, -1, tl.cast(V, tl.int64))
+    if (nties < n_total) & (empty == 0):
+        z32 = z.to(tl.uint32)
+        seen = tl.zeros((), tl.int64)
+        c = 0
+        found = False
+        while (found == 0) & (c < tl.cdiv(V, CB)):
+            offs = tl.cast(c, tl.int64) * CB + tl.arange(0, CB).to(tl.int64)
+            inb = offs < V
+            raw = tl.load(x_row + offs * stride_xv, mask=inb, other=0.0)
+            key = keys_of(raw, DTYPE, W)
+            eq = (inb & (key == z32)).to(tl.int64)
+            run = seen + tl.cumsum(eq, axis=0)
+            pos = tl.max(tl.where((eq != 0) & (run == nties), offs, -1), axis=0)
+            if pos >= 0:
+                cut_idx = pos
+                found = True
+            seen += tl.sum(eq, axis=0)
+            c += 1
+    tl.store(thr_key_ptr + row, z)
+    tl.store(thr_bits_ptr + row, bits_of_key(z, W).to(tl.int32))
+    tl.store(num_ties_ptr + row, nties.to(tl.int32))
+    tl.store(count_ptr + row, count.to(tl.int32))
+    tl.store(hit_ptr + row, hit.to(tl.int8))
+    tl.store(cut_idx_ptr + row, cut_idx)
+
+
+# Per-row state of the miss path (int64 [B, ST_I], float32 [B, ST_F]).
+ST_I = tl.constexpr(12)  # stage, lo, hi, base_cnt, z_k, nties_k, above_k, n_k, kmax, nmax, inf_mode, n_keep
+ST_F = tl.constexpr(4)  # base_mass, target_p, m, (spare)
 
 
 @triton.jit(do_not_specialize=["V", "row0", "k_scalar", "p_scalar", "k_mode", "p_mode_arg", "ties_all",
@@ -423,16 +577,16 @@ def gather_registers(cand_row, n_cand_s, n_cand, N_SPANS_P2: tl.constexpr, SPAN_
 def finish_kernel(
     x_ptr, stride_xb, stride_xv, V, row0,
     k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode_arg, ties_all, truncation,
-    cand_ptr, part_i_ptr, part_f_ptr, n_spans,
+    cand_ptr, part_i_ptr, part_f_ptr, n_spans, state_i_ptr, state_f_ptr,
     thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr,
     N_SPANS_P2: tl.constexpr, SPAN_CAP: tl.constexpr, CB: tl.constexpr,
     REG_CAP: tl.constexpr, NP: tl.constexpr,
     MAX_ROUNDS: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr,
 ):
-    """One row: combine span partials, search, tie rules, outputs.
+    """One row after the span pass: combine partials, and on a hit search the candidates.
 
-    The request's modes are runtime arguments, so one compiled kernel per
-    (dtype, vocabulary geometry) serves every request.
+    A miss leaves the row to the parallel miss rounds (``round_kernel`` and
+    ``update_kernel``) through its state; every other row is answered here.
     """
     slot = tl.program_id(0)
     row = (row0 + slot).to(tl.int64)
@@ -442,7 +596,7 @@ def finish_kernel(
     part_f_row = part_f_ptr + slot.to(tl.int64) * n_spans * 4
     cand_row = cand_ptr + slot.to(tl.int64) * n_spans * SPAN_CAP
 
-    # --- combine span partials in span order ---------------------------------------
+    # --- combine span partials in span order -------------------------------------------
     sidx = tl.arange(0, N_SPANS_P2)
     sval = sidx < n_spans
     pi = part_i_row + sidx * 8
@@ -468,98 +622,306 @@ def finish_kernel(
     z_all = tl.where(inf_mode, n_inf.to(tl.float32), z_all)
     cmass = tl.where(inf_mode, n_inf.to(tl.float32), cmass)
 
-    # --- hit or miss, and where the search reads from ------------------------------------
+    # --- hit or miss ------------------------------------------------------------------
     K = tl.minimum(k, n_keep)
+    needs_search = (k_active | (p_mode == 2)) & (n_keep > 0)
     usable = (truncation != 0) & (cut > 0) & (overflow == 0)
     hit = tl.where(k_active, usable & (n_cand >= K), (p_mode == 2) & usable & (cmass >= p * z_all))
-    lo0 = tl.where(hit, cut, KEY_NEG_INF).to(tl.int64)
-    src = tl.where(hit, tl.where(n_cand <= REG_CAP, 0, 1), 2)
-    n_chunks = tl.where(src == 1, n_spans * (SPAN_CAP // CB), tl.cdiv(V, CB))
-    keys_reg, valid_reg = gather_registers(cand_row, n_cand_s, tl.where(src == 0, n_cand, 0), N_SPANS_P2,
-                                           SPAN_CAP, REG_CAP)
-    w_reg = weight_of(value_of_key(keys_reg, DTYPE, W), m, inf_mode)
+    hit = hit & needs_search
+    src = tl.where(n_cand <= REG_CAP, 0, 1)
+    keys_reg, valid_reg = load_slots(cand_row, part_i_row, 8, tl.where(hit & (src == 0), n_spans, 0),
+                                     N_SPANS_P2, SPAN_CAP)
+    stage = tl.where(k_active, 1, 2)
+    target_p = p * z_all
 
-    # --- top-k stage -----------------------------------------------------------------
-    z_k = kmin
-    nties_k = nmin
-    above_k = n_keep - nmin
-    n_total = nmin  # entries of the row equal to the final threshold
-    if True:
-        if k_active & (n_keep > 0):
-            zk, _mass, above_n, n_k = search(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, cand_row,
-                                             part_i_row, n_chunks, lo0, kmax, K.to(tl.float32), m, inf_mode, True,
-                                             NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W)
-            z_k = zk
-            above_k = above_n
-            n_total = n_k
-            nties_k = topk_num_ties(K, above_n, n_k, ties_all)
-    z = z_k
-    nties = nties_k
-    count = above_k + nties_k
-
-    # --- top-p stage -------------------------------------------------------------------
-    if p_mode_arg != 0:
-        if (p_mode == 1) & (n_keep > 0):  # p <= 0: the best token (or its tie group)
-            n_best = tl.where(kmax == z_k, nties_k, nmax)
-            z = kmax
-            nties = tl.where(ties_all != 0, n_best, 1)
-            count = nties
-            n_total = nmax
-        if (p_mode == 2) & (n_keep > 0):
-            lo_p = lo0
-            target = p * z_all
-            boundary_at_zk = False
+    # rows that need no search: keep every keepable entry, or the best token (p <= 0)
+    z = kmin
+    nties = nmin
+    count = n_keep
+    n_total = nmin
+    if (p_mode == 1) & (k_active == 0):
+        z = kmax
+        nties = tl.where(ties_all != 0, nmax, 1)
+        count = nties
+        n_total = nmax
+    next_stage = stage * 0
+    if hit:
+        z, nties, count, n_total, next_stage = solve(
+            src, keys_reg, valid_reg, x_row, stride_xv, V, cand_row, part_i_row, 8, n_spans * (SPAN_CAP // CB),
+            stage, cut, kmax, 0, 0.0, K, p_mode, p, target_p, z, nties, count - nties, n_total,
+            kmax, nmax, ties_all, m, inf_mode, NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W)
+    si = state_i_ptr + row * ST_I
+    sf = state_f_ptr + row * ST_F
+    if needs_search & (hit == 0):
+        # the miss path: C(kmin - 1) is everything, C(kmax) is nothing.  A usable cut
+        # splits that range: the span pass counted (and weighed) every x > cut, also
+        # past a full slot, so C(cut) is exact and says on which side the boundary is.
+        lo_m = kmin - 1
+        hi_m = kmax
+        base_c = n_cand * 0
+        base_m = cmass * 0.0
+        if (truncation != 0) & (cut > 0) & (cut < kmax) & (cut > lo_m):
             if k_active:
-                mass_above_zk, _c = stats_above(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, cand_row,
-                                                part_i_row, n_chunks, lo0, z_k, m, inf_mode, SPAN_CAP, CB, DTYPE, W)
-                w_zk = weight_of(value_of_key(z_k, DTYPE, W), m, inf_mode)
-                target = p * (mass_above_zk + nties_k.to(tl.float32) * w_zk)
-                lo_p = z_k
-                if mass_above_zk < target:  # the boundary is the top-k boundary group itself
-                    boundary_at_zk = True
-                    nties = topp_ties(target, mass_above_zk, w_zk, nties_k, ties_all)
-                    z = z_k
-                    count = above_k + nties
-            if boundary_at_zk == 0:
-                zp, mass_above, cnt_above, n_p = search(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V,
-                                                        cand_row, part_i_row, n_chunks, lo_p, kmax, target, m,
-                                                        inf_mode, False, NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W)
-                w_z = weight_of(value_of_key(zp, DTYPE, W), m, inf_mode)
-                nties = topp_ties(target, mass_above, w_z, n_p, ties_all)
-                z = zp
-                count = cnt_above + nties
-                n_total = n_p
-    empty = n_keep == 0
-    z = tl.where(empty, KEY_NEG_INF, z)
-    nties = tl.where(empty, 0, nties)
-    count = tl.where(empty, 0, count)
+                enough = n_cand >= K
+            else:
+                enough = cmass >= target_p
+            if enough:
+                lo_m = cut
+            else:
+                hi_m = cut
+                base_c = n_cand
+                base_m = cmass
+        tl.store(si + 0, stage.to(tl.int64))
+        tl.store(si + 1, lo_m)
+        tl.store(si + 2, hi_m)
+        tl.store(si + 3, base_c)
+        tl.store(si + 8, kmax)
+        tl.store(si + 9, nmax)
+        tl.store(si + 10, inf_mode.to(tl.int64))
+        tl.store(si + 11, n_keep)
+        tl.store(sf + 0, base_m)
+        tl.store(sf + 1, target_p)
+        tl.store(sf + 2, m)
+        tl.store(hit_ptr + row, hit.to(tl.int8))
+    else:
+        tl.store(si + 0, tl.zeros((), tl.int64))
+        finalize(x_row, stride_xv, V, row, z, nties, count, n_total, n_keep == 0, hit,
+                 thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr, CB, DTYPE, W, KEY_NEG_INF)
 
-    # --- index of the last kept entry equal to z: only when a tie group is cut ---------
-    cut_idx = tl.where(empty, -1, tl.cast(V, tl.int64))
-    if (nties < n_total) & (empty == 0):
-        seen = tl.zeros((), tl.int64)
-        c = 0
-        found = False
-        while (found == 0) & (c < tl.cdiv(V, CB)):
-            offs = tl.cast(c, tl.int64) * CB + tl.arange(0, CB).to(tl.int64)
+
+@triton.jit
+def gather_bound(stage, hi, p_mode):
+    """Upper end of the keys a miss round gathers: ``hi``, or everything above ``lo``
+    while top-k runs ahead of a top-p stage (which then needs all keys >= z_k)."""
+    return tl.where((stage == 1) & (p_mode == 2), 0xFFFFFFFF, hi)
+
+
+@triton.jit(do_not_specialize=["V", "row0", "k_scalar", "p_scalar", "k_mode", "p_mode_arg", "n_spans"])
+def round_kernel(
+    x_ptr, stride_xb, stride_xv, V, row0,
+    k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode_arg,
+    cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, state_i_ptr, state_f_ptr,
+    SPAN: tl.constexpr, SPAN_CAP: tl.constexpr, BLOCK: tl.constexpr, NPM: tl.constexpr,
+    DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr,
+):
+    """One miss round over one span of an unresolved row: NPM lanes over (lo, hi].
+
+    Lane j is tau_j = lo + (hi - lo) * j // NPM (lane 0 is lo); it yields the
+    count and mass of the span's keys in (tau_j, hi].  The keys in
+    (lo, gather_bound] are also gathered into the span's slot, so that the
+    update can finish the search in one program once they fit.
+    """
+    slot = tl.program_id(0)
+    span = tl.program_id(1)
+    row = (row0 + slot).to(tl.int64)
+    si = state_i_ptr + row * ST_I
+    stage = tl.load(si + 0)
+    if stage != 0:
+        sf = state_f_ptr + row * ST_F
+        _k_active, _k, p_mode, _p = row_params(row, k_ptr, k_scalar, p_ptr, p_scalar, V, k_mode, p_mode_arg)
+        lo = tl.load(si + 1)
+        hi = tl.load(si + 2)
+        inf_mode = tl.load(si + 10) != 0
+        m = tl.load(sf + 2)
+        lo32 = lo.to(tl.uint32)
+        hi32 = hi.to(tl.uint32)
+        gb32 = gather_bound(stage, hi, p_mode).to(tl.uint32)
+        idx = tl.arange(0, NPM).to(tl.int64)
+        taus = pivot(lo, hi, idx, NPM - 1).to(tl.uint32)
+        x_row = x_ptr + row * stride_xb
+        base = (slot.to(tl.int64) * n_spans + span)
+        cand_base = cand_ptr + base * SPAN_CAP
+        cnt2 = tl.zeros((BLOCK, NPM), tl.int32)  # per-thread partials, reduced once after the loop
+        mass2 = tl.zeros((BLOCK, NPM), tl.float32)
+        n_g = tl.zeros((), tl.int32)
+        start = tl.cast(span, tl.int64) * SPAN
+        for i in range(0, SPAN, BLOCK):
+            offs = start + i + tl.arange(0, BLOCK).to(tl.int64)
             inb = offs < V
             raw = tl.load(x_row + offs * stride_xv, mask=inb, other=0.0)
-            key = tl.where(inb, keys_of(raw, DTYPE, W), 0).to(tl.int64)
-            eq = (key == z).to(tl.int64)
-            run = seen + tl.cumsum(eq, axis=0)
-            pos = tl.max(tl.where((eq != 0) & (run == nties), offs, -1), axis=0)
-            if pos >= 0:
-                cut_idx = pos
-                found = True
-            seen += tl.sum(eq, axis=0)
-            c += 1
+            key = tl.where(inb, keys_of(raw, DTYPE, W), tl.zeros((BLOCK,), tl.uint32))
+            inr = (key > lo32) & (key <= hi32)
+            gt = inr[:, None] & (key[:, None] > taus[None, :])
+            cnt2 += gt.to(tl.int32)
+            if stage != 1:
+                w = weight_of(value_of_key(key, DTYPE, W), m, inf_mode)
+                mass2 += tl.where(gt, w[:, None], 0.0)
+            g = (key > lo32) & (key <= gb32) & (key > KEY_NEG_INF)
+            c = g.to(tl.int32)
+            pos = n_g + tl.cumsum(c, axis=0) - 1
+            tl.store(cand_base + pos, key.to(tl.int32, bitcast=True), mask=g & (pos < SPAN_CAP))
+            n_g += tl.sum(c, axis=0)
+        cnt = tl.sum(cnt2, axis=0)
+        mass = tl.sum(mass2, axis=0)
+        ri = rpart_i_ptr + base * (NPM + 1)
+        tl.store(ri + idx, cnt)
+        tl.store(ri + NPM, n_g)
+        tl.store(rpart_f_ptr + base * NPM + idx, mass)
 
-    tl.store(thr_key_ptr + row, z)
-    tl.store(thr_bits_ptr + row, bits_of_key(z, W).to(tl.int32))
-    tl.store(num_ties_ptr + row, nties.to(tl.int32))
-    tl.store(count_ptr + row, count.to(tl.int32))
-    tl.store(hit_ptr + row, hit.to(tl.int8))
-    tl.store(cut_idx_ptr + row, cut_idx)
+
+@triton.jit(do_not_specialize=["V", "row0", "k_scalar", "p_scalar", "k_mode", "p_mode_arg", "ties_all",
+                               "n_spans", "last"])
+def update_kernel(
+    x_ptr, stride_xb, stride_xv, V, row0,
+    k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode_arg, ties_all,
+    cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, state_i_ptr, state_f_ptr, last,
+    thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr,
+    N_SPANS_P2: tl.constexpr, SPAN_CAP: tl.constexpr, CB: tl.constexpr, REG_CAP: tl.constexpr,
+    NP: tl.constexpr, NPM: tl.constexpr, MAX_ROUNDS: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr,
+    KEY_NEG_INF: tl.constexpr,
+):
+    """After a miss round: combine the span lanes in span order, then either finish the
+    row over the gathered keys (they fit), or narrow (lo, hi] to one lane, or, when the
+    range is a single key, settle the stage.  On the ``last`` round a row that is still
+    open finishes with a search over the row itself (exact, slower)."""
+    slot = tl.program_id(0)
+    row = (row0 + slot).to(tl.int64)
+    si = state_i_ptr + row * ST_I
+    stage = tl.load(si + 0)
+    if stage != 0:
+        sf = state_f_ptr + row * ST_F
+        x_row = x_ptr + row * stride_xb
+        k_active, k, p_mode, p = row_params(row, k_ptr, k_scalar, p_ptr, p_scalar, V, k_mode, p_mode_arg)
+        lo = tl.load(si + 1)
+        hi = tl.load(si + 2)
+        base_cnt = tl.load(si + 3)
+        z_k = tl.load(si + 4)
+        nties_k = tl.load(si + 5)
+        above_k = tl.load(si + 6)
+        n_k = tl.load(si + 7)
+        kmax = tl.load(si + 8)
+        nmax = tl.load(si + 9)
+        inf_mode = tl.load(si + 10) != 0
+        base_mass = tl.load(sf + 0)
+        target_p = tl.load(sf + 1)
+        m = tl.load(sf + 2)
+        K = tl.minimum(k, tl.load(si + 11))
+        idx = tl.arange(0, NPM)
+        sidx = tl.arange(0, N_SPANS_P2)
+        sval = sidx < n_spans
+        rbase = slot.to(tl.int64) * n_spans
+        cnt = tl.zeros((NPM,), tl.int64)
+        mass = tl.zeros((NPM,), tl.float32)
+        for s in range(n_spans):
+            cnt += tl.load(rpart_i_ptr + (rbase + s) * (NPM + 1) + idx).to(tl.int64)
+            mass += tl.load(rpart_f_ptr + (rbase + s) * NPM + idx)
+        n_g_s = tl.load(rpart_i_ptr + (rbase + sidx) * (NPM + 1) + NPM, mask=sval, other=0)
+        n_g = tl.sum(n_g_s, axis=0)
+        fits = tl.max(n_g_s, axis=0) <= SPAN_CAP
+        resolved = stage < 0  # False
+        z = z_k
+        nties = nties_k
+        count = above_k + nties_k
+        n_total = n_k
+        if stage == 3:  # top-p over the top-k survivors: lane 0 is z_k, base 0
+            mass_zk = pick(mass, idx, 0)
+            w_zk = weight_of(value_of_key(z_k, DTYPE, W), m, inf_mode)
+            target_p = p * (mass_zk + nties_k.to(tl.float32) * w_zk)
+            if mass_zk < target_p:
+                nties = topp_ties(target_p, mass_zk, w_zk, nties_k, ties_all)
+                count = above_k + nties
+                resolved = stage > 0
+            else:
+                stage = stage * 0 + 2
+        src = tl.where(n_g <= REG_CAP, 0, 1)
+        keys_reg, valid_reg = load_slots(cand_ptr + rbase * SPAN_CAP, rpart_i_ptr + rbase * (NPM + 1) + NPM,
+                                         NPM + 1, tl.where((resolved == 0) & fits & (src == 0), n_spans, 0),
+                                         N_SPANS_P2, SPAN_CAP)
+        if resolved == 0:
+            if fits:
+                gb = gather_bound(stage, hi, p_mode)
+                whole = gb > hi  # gathered everything above lo
+                z, nties, count, n_total, nxt = solve(
+                    src, keys_reg, valid_reg, x_row, stride_xv, V, cand_ptr + rbase * SPAN_CAP,
+                    rpart_i_ptr + rbase * (NPM + 1) + NPM, NPM + 1, n_spans * (SPAN_CAP // CB),
+                    stage, lo, tl.where(whole, kmax, hi), tl.where(whole, 0, base_cnt),
+                    tl.where(whole, 0.0, base_mass), K, p_mode, p, target_p, z_k, nties_k, above_k, n_k,
+                    kmax, nmax, ties_all, m, inf_mode, NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W)
+                if nxt == 3:
+                    stage = stage * 0 + 3
+                    z_k = z
+                    nties_k = nties
+                    above_k = count - nties
+                    n_k = n_total
+                    lo = z_k
+                    hi = kmax
+                    base_cnt = base_cnt * 0
+                    base_mass = tl.zeros((), tl.float32)
+                else:
+                    resolved = stage > 0
+            else:
+                # narrow to the lane that holds the boundary
+                if stage == 1:
+                    ok = (base_cnt + cnt) >= K
+                else:
+                    ok = (base_mass + mass) >= target_p
+                a = tl.max(tl.where(ok, idx, 0), axis=0)
+                has_next = a + 1 < NPM
+                taus = pivot(lo, hi, idx.to(tl.int64), NPM - 1)
+                new_lo = pick(taus, idx, a)
+                new_hi = tl.where(has_next, pick(taus, idx, a + 1), hi)
+                cnt_next = tl.where(has_next, pick(cnt, idx, a + 1), 0)
+                mass_next = tl.where(has_next, pick(mass, idx, a + 1), 0.0)
+                n_eq = pick(cnt, idx, a) - cnt_next
+                lo = new_lo
+                hi = new_hi
+                base_cnt += cnt_next
+                base_mass += mass_next
+                if hi - lo <= 1:  # a single key left: z* = hi
+                    if stage == 1:
+                        z_k = hi
+                        above_k = base_cnt
+                        n_k = n_eq
+                        nties_k = topk_num_ties(K, above_k, n_eq, ties_all)
+                        z = z_k
+                        nties = nties_k
+                        count = above_k + nties_k
+                        n_total = n_k
+                        if p_mode == 2:
+                            stage = stage * 0 + 3
+                            lo = z_k
+                            hi = kmax
+                            base_cnt = base_cnt * 0
+                            base_mass = tl.zeros((), tl.float32)
+                        else:
+                            if p_mode == 1:
+                                n_best = tl.where(kmax == z_k, nties_k, nmax)
+                                z = kmax
+                                nties = tl.where(ties_all != 0, n_best, 1)
+                                count = nties
+                                n_total = nmax
+                            resolved = stage > 0
+                    else:
+                        w_z = weight_of(value_of_key(hi, DTYPE, W), m, inf_mode)
+                        nties = topp_ties(target_p, base_mass, w_z, n_eq, ties_all)
+                        z = hi
+                        count = base_cnt + nties
+                        n_total = n_eq
+                        resolved = stage > 0
+            if (resolved == 0) & (last != 0):
+                # out of rounds: finish over the row itself (exact, one program); the row
+                # holds every key above lo, so the range is (lo, kmax] with no base
+                z, nties, count, n_total, _nxt = solve(
+                    2, keys_reg, valid_reg, x_row, stride_xv, V, cand_ptr, rpart_i_ptr, 1, tl.cdiv(V, CB),
+                    stage, lo, kmax, 0, 0.0, K, p_mode, p, target_p, z_k, nties_k, above_k, n_k,
+                    kmax, nmax, ties_all, m, inf_mode, NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W)
+                resolved = stage > 0
+        if resolved:
+            tl.store(si + 0, tl.zeros((), tl.int64))
+            finalize(x_row, stride_xv, V, row, z, nties, count, n_total, resolved == 0, resolved == 0,
+                     thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr, CB, DTYPE, W,
+                     KEY_NEG_INF)
+        else:
+            tl.store(si + 0, stage)
+            tl.store(si + 1, lo)
+            tl.store(si + 2, hi)
+            tl.store(si + 3, base_cnt)
+            tl.store(si + 4, z_k)
+            tl.store(si + 5, nties_k)
+            tl.store(si + 6, above_k)
+            tl.store(si + 7, n_k)
+            tl.store(sf + 0, base_mass)
+            tl.store(sf + 1, target_p)
 
 
 @triton.jit

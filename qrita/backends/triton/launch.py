@@ -21,10 +21,20 @@ TORCH_DTYPE = {"float32": torch.float32, "float16": torch.float16, "bfloat16": t
 # a row's arithmetic never depends on B or on the launch: batch invariance).
 MAX_SPAN = 16384
 BLOCK = 2048  # entries per iteration of the span pass
-SPAN_CAP = 1024  # candidates kept per span; more is a truncation miss
+SPAN_CAP = 1024  # candidates kept per span (6.25%); more is a truncation miss
 CB = 1024  # keys per chunk of a search over memory (== SPAN_CAP: one chunk per span)
-REG_CAP = 4096  # candidates searched in registers
-SCRATCH_BYTES = 8 << 20  # candidate buffer budget per wave
+SCRATCH_BYTES = 12 << 20  # scratch budget per wave (candidates and partials)
+MISS_PIVOTS = 15  # pivots per parallel miss round (16 lanes: 4 bits of key a round)
+ROUND_BLOCK = 512  # entries per iteration of a miss round
+
+
+def miss_rounds(width: int) -> int:
+    """Parallel miss rounds launched per wave; a row still open after them finishes in one program.
+
+    Each round narrows the key range 16-fold and gathers the keys left in it; the
+    gathered keys usually fit (and the row is finished) after two or three rounds.
+    """
+    return 4 if width == 32 else 3
 
 
 def span_of(V: int) -> int:
@@ -57,6 +67,8 @@ def run_select(x: torch.Tensor, req: Request):
     num_pivots = int(req.options.get("num_pivots") or NUM_PIVOTS)
     np_lanes = triton.next_power_of_2(num_pivots + 1)
     truncation = bool(req.options.get("truncation", True))
+    npm = triton.next_power_of_2(int(req.options.get("miss_pivots") or MISS_PIVOTS) + 1)
+    n_rounds = int(req.options.get("miss_rounds") or miss_rounds(kc.width))
 
     thr_key = torch.empty(B, dtype=torch.int64, device=dev)
     thr_bits = torch.empty(B, dtype=torch.int32, device=dev)
@@ -64,29 +76,41 @@ def run_select(x: torch.Tensor, req: Request):
     count = torch.empty(B, dtype=torch.int32, device=dev)
     hit = torch.empty(B, dtype=torch.int8, device=dev)
     cut_idx = torch.empty(B, dtype=torch.int64, device=dev)
+    state_i = torch.empty((B, 12), dtype=torch.int64, device=dev)
+    state_f = torch.empty((B, 4), dtype=torch.float32, device=dev)
     if B > 0:
         k_mode, k_t, k_s = _per_row(req.k, B, dev, torch.int64)
         p_mode, p_t, p_s = _per_row(req.p, B, dev, torch.float32)
         # fixed Python types: one compiled signature whatever the request
         k_s = max(min(int(k_s), 2**62), -(2**62))
         p_s = float(p_s)
+        # fixed pointer types whatever the request (one compiled signature)
         k_ptr = k_t if k_t is not None else thr_key
-        p_ptr = p_t if p_t is not None else thr_key
+        p_ptr = p_t if p_t is not None else state_f
         topk_lut, topp_lut = _luts(str(dev))
         # test/ablation knobs (powers of two): small spans drive the split-row and
         # buffer paths at interpreter-sized V
         span = int(req.options.get("span", span_of(V)))
         span_cap = int(req.options.get("span_cap", SPAN_CAP))
-        reg_cap = int(req.options.get("reg_cap", REG_CAP))
         block = min(BLOCK, span)
         cb = min(CB, span_cap)
         n_spans = triton.cdiv(V, span)
-        per_row_bytes = n_spans * span_cap * 4
+        n_spans_p2 = max(2, triton.next_power_of_2(n_spans))
+        slots = n_spans_p2 * span_cap  # the register search loads every slot of a row
+        reg_cap = int(req.options.get("reg_cap", slots))
+        search_warps = 8 if slots <= 4096 else 16
+        per_row_bytes = n_spans * (span_cap * 4 + 8 * 8 + 4 * 4 + (npm + 1) * 4 + npm * 4)
         wave = max(1, min(B, SCRATCH_BYTES // per_row_bytes))
         cand = torch.empty((wave, n_spans, span_cap), dtype=torch.int32, device=dev)
         part_i = torch.empty((wave, n_spans, 8), dtype=torch.int64, device=dev)
         part_f = torch.empty((wave, n_spans, 4), dtype=torch.float32, device=dev)
+        rpart_i = torch.empty((wave, n_spans, npm + 1), dtype=torch.int32, device=dev)
+        rpart_f = torch.empty((wave, n_spans, npm), dtype=torch.float32, device=dev)
         common = dict(DTYPE=DTYPE_CODE[req.dtype], W=kc.width)
+        search_const = dict(N_SPANS_P2=n_spans_p2, SPAN_CAP=span_cap, CB=cb,
+                            REG_CAP=reg_cap, NP=np_lanes,
+                            MAX_ROUNDS=core_search.max_rounds(kc.width, num_pivots) + 2, KEY_NEG_INF=kc.key_neg_inf)
+        ties_all = 1 if req.ties == TIES_ALL else 0
         for row0 in range(0, B, wave):
             rows = min(wave, B - row0)
             kernels.span_kernel[(rows, n_spans)](
@@ -97,20 +121,31 @@ def run_select(x: torch.Tensor, req: Request):
                 SPAN=span, SPAN_CAP=span_cap, BLOCK=block,
                 KEY_NEG_INF=kc.key_neg_inf, KEY_POS_INF=kc.key_pos_inf,
                 SAMPLE=SAMPLE_SIZE, LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE,
-                TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size,
+                TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size, HAS_P=p_mode != 0,
                 num_warps=8, **common,
             )
             kernels.finish_kernel[(rows,)](
                 x, x.stride(0), x.stride(1), V, row0,
-                k_ptr, k_s, p_ptr, p_s, k_mode, p_mode, 1 if req.ties == TIES_ALL else 0, int(truncation),
-                cand, part_i, part_f, n_spans,
+                k_ptr, k_s, p_ptr, p_s, k_mode, p_mode, ties_all, int(truncation),
+                cand, part_i, part_f, n_spans, state_i, state_f,
                 thr_key, thr_bits, num_ties, count, hit, cut_idx,
-                N_SPANS_P2=max(16, triton.next_power_of_2(n_spans)), SPAN_CAP=span_cap, CB=cb, REG_CAP=reg_cap,
-                NP=np_lanes,
-                MAX_ROUNDS=core_search.max_rounds(kc.width, num_pivots) + 2,
-                KEY_NEG_INF=kc.key_neg_inf,
-                num_warps=8, **common,
+                num_warps=search_warps, **search_const, **common,
             )
+            for r in range(n_rounds):
+                kernels.round_kernel[(rows, n_spans)](
+                    x, x.stride(0), x.stride(1), V, row0,
+                    k_ptr, k_s, p_ptr, p_s, k_mode, p_mode,
+                    cand, rpart_i, rpart_f, n_spans, state_i, state_f,
+                    SPAN=span, SPAN_CAP=span_cap, BLOCK=min(ROUND_BLOCK, span), NPM=npm,
+                    KEY_NEG_INF=kc.key_neg_inf, num_warps=8, **common,
+                )
+                kernels.update_kernel[(rows,)](
+                    x, x.stride(0), x.stride(1), V, row0,
+                    k_ptr, k_s, p_ptr, p_s, k_mode, p_mode, ties_all,
+                    cand, rpart_i, rpart_f, n_spans, state_i, state_f, int(r == n_rounds - 1),
+                    thr_key, thr_bits, num_ties, count, hit, cut_idx,
+                    NPM=npm, num_warps=search_warps, **search_const, **common,
+                )
     dtype = TORCH_DTYPE[req.dtype]
     if req.dtype == "float32":
         threshold = thr_bits.view(torch.float32)
