@@ -20,12 +20,12 @@ TORCH_DTYPE = {"float32": torch.float32, "float16": torch.float16, "bfloat16": t
 # Geometry.  A row is cut into spans of SPAN entries (a function of V only, so
 # a row's arithmetic never depends on B or on the launch: batch invariance).
 MAX_SPAN = 16384
-BLOCK = 2048  # entries per iteration of the span pass
+BLOCK = 1024  # entries per iteration of the span pass (H200 sweep: docs/bench/h200-2026-11-29/sweep.json)
 SPAN_CAP = 1024  # candidates kept per span (6.25%); more is a truncation miss
 CB = 1024  # keys per chunk of a search over memory (== SPAN_CAP: one chunk per span)
 SCRATCH_BYTES = 12 << 20  # scratch budget per wave (candidates and partials)
 MISS_PIVOTS = 15  # pivots per parallel miss round (16 lanes: 4 bits of key a round)
-ROUND_BLOCK = 512  # entries per iteration of a miss round
+ROUND_BLOCK = 256  # entries per iteration of a miss round (same sweep)
 
 
 def miss_rounds(width: int) -> int:
@@ -92,7 +92,8 @@ def run_select(x: torch.Tensor, req: Request):
         # buffer paths at interpreter-sized V
         span = int(req.options.get("span", span_of(V)))
         span_cap = int(req.options.get("span_cap", SPAN_CAP))
-        block = min(BLOCK, span)
+        block = min(int(req.options.get("span_block", BLOCK)), span)
+        round_block = min(int(req.options.get("round_block", ROUND_BLOCK)), span)
         cb = min(CB, span_cap)
         n_spans = triton.cdiv(V, span)
         n_spans_p2 = max(2, triton.next_power_of_2(n_spans))
@@ -122,7 +123,7 @@ def run_select(x: torch.Tensor, req: Request):
                 KEY_NEG_INF=kc.key_neg_inf, KEY_POS_INF=kc.key_pos_inf,
                 SAMPLE=SAMPLE_SIZE, LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE,
                 TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size, HAS_P=p_mode != 0,
-                num_warps=8, **common,
+                num_warps=int(req.options.get("span_warps", 8)), **common,
             )
             kernels.finish_kernel[(rows,)](
                 x, x.stride(0), x.stride(1), V, row0,
@@ -136,8 +137,8 @@ def run_select(x: torch.Tensor, req: Request):
                     x, x.stride(0), x.stride(1), V, row0,
                     k_ptr, k_s, p_ptr, p_s, k_mode, p_mode,
                     cand, rpart_i, rpart_f, n_spans, state_i, state_f,
-                    SPAN=span, SPAN_CAP=span_cap, BLOCK=min(ROUND_BLOCK, span), NPM=npm,
-                    KEY_NEG_INF=kc.key_neg_inf, num_warps=8, **common,
+                    SPAN=span, SPAN_CAP=span_cap, BLOCK=round_block, NPM=npm,
+                    KEY_NEG_INF=kc.key_neg_inf, num_warps=int(req.options.get("round_warps", 8)), **common,
                 )
                 kernels.update_kernel[(rows,)](
                     x, x.stride(0), x.stride(1), V, row0,
