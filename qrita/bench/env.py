@@ -42,7 +42,13 @@ def library_versions() -> dict[str, str | None]:
 
 
 def git_commit() -> dict:
-    """``{"commit", "dirty", "source"}``: from ``git`` in the checkout, else ``$QRITA_GIT_COMMIT``."""
+    """``{"commit", "dirty", "source"}``: ``$QRITA_GIT_COMMIT`` when set, else ``git`` in the checkout.
+
+    The variable wins: a copied working tree (a device machine) can carry a stale ``.git``.
+    """
+    env = os.environ.get("QRITA_GIT_COMMIT") or None
+    if env:
+        return {"commit": env, "dirty": None, "source": "QRITA_GIT_COMMIT"}
     root = Path(__file__).resolve().parents[2]
     try:
         commit = subprocess.run(
@@ -58,8 +64,7 @@ def git_commit() -> dict:
             return {"commit": commit, "dirty": bool(status), "source": "git"}
     except (OSError, subprocess.SubprocessError):
         pass
-    env = os.environ.get("QRITA_GIT_COMMIT") or None
-    return {"commit": env, "dirty": None, "source": "QRITA_GIT_COMMIT" if env else None}
+    return {"commit": None, "dirty": None, "source": None}
 
 
 def _driver() -> dict:
