@@ -139,17 +139,22 @@ def register(provider: Provider) -> Provider:
 
 
 class QritaProvider(Provider):
-    """One qrita backend: ``select`` (threshold/count only) or ``top_k_top_p`` in place."""
+    """One qrita backend: ``select`` (threshold/count only), ``top_k_top_p`` in place, or
+    ``sample`` (one token per row, per-row seeds; the gate checks it is a kept token)."""
 
     family = "qrita"
+    WHAT = {
+        "mask": "qrita.top_k_top_p(inplace=True)",
+        "select": "qrita.select (threshold/num_ties/count)",
+        "sample": "qrita.sample (one token per row, per-row seeds)",
+    }
 
     def __init__(self, backend: str, mode: str):
         self.backend = backend
-        self.mode = mode  # "mask" | "select"
-        self.name = f"qrita-{backend}" + ("-select" if mode == "select" else "")
+        self.mode = mode  # "mask" | "select" | "sample"
+        self.name = f"qrita-{backend}" + ("" if mode == "mask" else f"-{mode}")
         self.ties = "lowest_index"
-        what = "qrita.select (threshold/num_ties/count)" if mode == "select" else "qrita.top_k_top_p(inplace=True)"
-        self.description = f"{what}, backend={backend!r}"
+        self.description = f"{self.WHAT[mode]}, backend={backend!r}"
 
     def _backend(self):
         from qrita.backends import get_backend
@@ -213,6 +218,15 @@ class QritaProvider(Provider):
             def call(t):
                 return qrita.select(t, k, p, backend=name, ties=ties)
 
+        elif self.mode == "sample":
+            import torch
+
+            seeds = torch.arange(ctx.case.B, dtype=torch.int64, device=ctx.x.device) + 12345
+            seeds = wrap(seeds) if wrap is not None and stream is not None else seeds
+
+            def call(t):
+                return qrita.sample(t, k, p, seeds=seeds, backend=name, ties=ties)
+
         else:
 
             def call(t):
@@ -230,7 +244,7 @@ class QritaProvider(Provider):
             op=op,
             input=ctx.x,
             inplace=masked,
-            output="mask" if masked else "select",
+            output=self.mode,
             bytes_moved=logits_bytes(ctx.x, 2 if masked else 1),
             wrap=wrap,
         )
@@ -241,7 +255,7 @@ def qrita_providers() -> list[Provider]:
 
     out: list[Provider] = []
     for backend in REGISTRY:
-        out += [QritaProvider(backend, "mask"), QritaProvider(backend, "select")]
+        out += [QritaProvider(backend, mode) for mode in ("mask", "select", "sample")]
     return out
 
 
