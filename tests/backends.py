@@ -476,3 +476,16 @@ def package_env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [env.get("PYTHONPATH")])])
     return env
+
+
+def cuda_peak_extra_bytes(call) -> int:
+    """Peak device memory ``call()`` allocates beyond what is already allocated (torch's
+    allocator; warm the call up first so that compiles and caches are not counted)."""
+    import torch
+
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    base = torch.cuda.memory_allocated()
+    call()
+    torch.cuda.synchronize()
+    return torch.cuda.max_memory_allocated() - base

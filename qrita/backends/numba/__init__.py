@@ -78,5 +78,10 @@ class NumbaBackend(Backend):
 
         return run_select(req)
 
+    def top_k_top_p(self, req: Request, mask_value: float, out):
+        from .launch import run_mask
+
+        return run_mask(req, mask_value, out)
+
 
 BACKEND = NumbaBackend()

@@ -822,3 +822,79 @@ def keys_kernel(bits, fmt, keys, back):
         u = f32_bits_of(bits[i], fmt)
         keys[i] = key_of_bits(u)
         back[i] = out_bits(u, fmt)
+
+
+# ---- fused masking ------------------------------------------------------------------
+
+MASK_ITEMS = 4  # entries per thread of mask_kernel
+
+
+@kernel
+def cut_index_kernel(x, stride_b, stride_v, V, fmt, thr_bits, nties, cut_idx):
+    """One block per row: the index of the ``nties``-th entry equal to the threshold, in
+    index order (-1 when ``nties`` is 0).  A block prefix sum over chunks of the row, with
+    an early exit once it is found; shared-memory only (simulator-runnable)."""
+    b = cuda.blockIdx.x
+    t = cuda.threadIdx.x
+    flags = cuda.shared.array(THREADS, int64)
+    state = cuda.shared.array(2, int64)  # [0]: equal entries seen before this chunk, [1]: the index found
+    row = (x, int64(b) * stride_b, stride_v, V, fmt)
+    thr_key = key_of_bits(f32_bits_of(thr_bits[b], fmt))
+    want = int64(nties[b])
+    if t == 0:
+        state[0] = 0
+        state[1] = -1
+    cuda.syncthreads()
+    start = int64(0)
+    while want > 0 and start < V:  # block-uniform condition
+        i = start + t
+        eq = int64(0)
+        if i < V:
+            if load_key(row, i) == thr_key:
+                eq = 1
+        flags[t] = eq
+        cuda.syncthreads()
+        off = 1
+        while off < THREADS:  # inclusive Hillis-Steele scan
+            v = int64(0)
+            if t >= off:
+                v = flags[t - off]
+            cuda.syncthreads()
+            flags[t] += v
+            cuda.syncthreads()
+            off *= 2
+        seen = state[0]
+        if eq == 1 and seen + flags[t] == want:
+            state[1] = i
+        cuda.syncthreads()
+        if t == 0:
+            state[0] = seen + flags[THREADS - 1]
+        cuda.syncthreads()
+        if state[1] >= 0:
+            break
+        start += THREADS
+        cuda.syncthreads()
+    if t == 0:
+        cut_idx[b] = state[1]
+
+
+@kernel
+def mask_kernel(x, stride_b, stride_v, V, fmt, out, out_b, out_v, inplace, thr_bits, cut_idx, fill):
+    """Grid (rows, blocks): ``fill`` (raw bits) wherever an entry is not kept; kept entries
+    keep their bits.  Kept: key > threshold's key, or equal to it at an index <= cut_idx;
+    NaN (key 0) never.  In place only the masked entries are written."""
+    b = cuda.blockIdx.x
+    row = (x, int64(b) * stride_b, stride_v, V, fmt)
+    thr_key = key_of_bits(f32_bits_of(thr_bits[b], fmt))
+    c = cut_idx[b]
+    first = int64(cuda.blockIdx.y) * (THREADS * MASK_ITEMS) + cuda.threadIdx.x
+    for j in range(MASK_ITEMS):
+        i = first + j * THREADS
+        if i < V:
+            key = load_key(row, i)
+            keep = key > thr_key or (key == thr_key and i <= c)
+            o = int64(b) * out_b + i * out_v
+            if not keep:
+                out[o] = fill
+            elif inplace == 0:
+                out[o] = x[int64(b) * stride_b + i * stride_v]

@@ -204,6 +204,13 @@ def _row_arg(arrays: _DeviceArrays, value, dummy):
 def run_select(req: Request) -> SelectResult:
     """``(threshold, num_ties, count, hit)`` of every row, on the caller's device and stream."""
     arrays = _SimulatedArrays(req) if kern.SIMULATED else _DeviceArrays(req)
+    with arrays.context():
+        thr, nties, count, hit = _select_raw(req, arrays)
+    return arrays.result(thr, nties, count, hit, req.dtype)
+
+
+def _select_raw(req: Request, arrays):
+    """The select launches; returns the raw output arrays (thresholds as their bits' holders)."""
     B, V, dtype = req.B, req.V, req.dtype
     cap = max(1, min(int(req.options.get("capacity") or kern.CAP), kern.CAP))
     params = (
@@ -213,13 +220,11 @@ def run_select(req: Request) -> SelectResult:
         cap,
         fixed_point_one(V),
     )
-    with arrays.context():
-        thr = arrays.empty(B, dtype)
-        nties = arrays.empty(B, "int32")
-        count = arrays.empty(B, "int32")
-        hit = arrays.empty(B, "bool")
-        if B == 0:
-            return arrays.result(thr, nties, count, hit, dtype)
+    thr = arrays.empty(B, dtype)
+    nties = arrays.empty(B, "int32")
+    count = arrays.empty(B, "int32")
+    hit = arrays.empty(B, "bool")
+    if B > 0:
         stream = arrays.stream()
         x, stride_b, stride_v = arrays.flat_bits(req.logits, dtype)
         k_arr, k_scalar, k_mode = _row_arg(arrays, req.k, arrays.scratch((1,), "int64"))
@@ -231,7 +236,70 @@ def run_select(req: Request) -> SelectResult:
             kern.select_kernel[B, kern.THREADS, stream](x, stride_b, stride_v, V, *rows, *params, *outs)
         else:
             _run_split(arrays, stream, x, stride_b, stride_v, B, V, rows, params, splits, outs)
-    return arrays.result(thr, nties, count, hit, dtype)
+    return thr, nties, count, hit
+
+
+def fill_bits(mask_value: float, dtype: str) -> int:
+    """Raw bits of ``mask_value`` rounded to ``dtype`` (round to nearest even, as torch does)."""
+    if dtype == "float16":
+        return int(np.array(mask_value, dtype=np.float16).view(np.uint16))
+    u = int(np.array(mask_value, dtype=np.float32).view(np.uint32))
+    if dtype == "float32":
+        return u
+    if (u & 0x7FFFFFFF) > 0x7F800000:  # NaN stays a (quiet) NaN
+        return (u >> 16) | 0x40
+    return (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+
+
+def run_mask(req: Request, mask_value: float, out):
+    """Fused select + mask: ``mask_value`` wherever an entry is not kept, in place when
+    ``out`` is given (it is the logits), else into a new array of the caller's library.
+
+    No ``[B, V]`` scratch: a per-row cut index (``cut_index_kernel``) settles the tie
+    group, then ``mask_kernel`` writes.  Returns None when the generic path must do it
+    (device arrays with negative strides)."""
+    arrays = _SimulatedArrays(req) if kern.SIMULATED else _DeviceArrays(req)
+    B, V, dtype = req.B, req.V, req.dtype
+    inplace = out is not None
+    if not arrays.simulated and inplace and any(s < 0 for s in arrays._layout(req.logits)[1]):
+        return None
+    with arrays.context():
+        thr, nties, _count, _hit = _select_raw(req, arrays)
+        if arrays.simulated:  # raw bits in numpy; copied into the caller's array below
+            target = np.empty((B, V), dtype=_BITS[dtype])
+        elif not inplace:
+            target = arrays.empty((B, V), dtype)
+        else:
+            target = req.logits
+        if B > 0:
+            stream = arrays.stream()
+            x, sb, sv = arrays.flat_bits(req.logits, dtype)
+            if target is req.logits:
+                t_flat, tb, tv = x, sb, sv
+            elif arrays.simulated:
+                t_flat, tb, tv = arrays._fake(target.reshape(-1)), V, 1
+            else:
+                t_flat, tb, tv = arrays.flat_bits(target, dtype)
+            thr_bits = arrays.vector(thr, _BITS[dtype])
+            cut = arrays.scratch((B,), "int64")
+            fmt = kern.FMT_OF_DTYPE[dtype]
+            kern.cut_index_kernel[B, kern.THREADS, stream](x, sb, sv, V, fmt, thr_bits, arrays.vector(nties), cut)
+            per_block = kern.THREADS * kern.MASK_ITEMS
+            grid = (B, (V + per_block - 1) // per_block)
+            write_in_place = 1 if target is req.logits else 0
+            kern.mask_kernel[grid, kern.THREADS, stream](
+                x, sb, sv, V, fmt, t_flat, tb, tv, write_in_place, thr_bits, cut, fill_bits(mask_value, dtype)
+            )
+    if not arrays.simulated:
+        return target
+    masked = _arrays.values_from_bits_numpy(target, req.lib, dtype, req.logits)
+    if not inplace:
+        return masked
+    if req.lib == "torch":
+        req.logits.copy_(masked)
+    else:
+        np.copyto(req.logits, masked)
+    return req.logits
 
 
 def _run_split(arrays, stream, x, stride_b, stride_v, B, V, rows, params, splits, outs):
