@@ -20,9 +20,11 @@ import qrita
 SPAN_CONFIGS = [dict(span_block=b, span_warps=w) for b, w in
                 ((1024, 4), (2048, 4), (2048, 8), (4096, 8), (4096, 16), (8192, 16), (1024, 8))]
 SPAN_CONFIGS += [dict(span=s, span_block=2048, span_warps=8) for s in (8192, 32768)]
+SPAN_CONFIGS += [dict(span_block=b, span_warps=w, span_prefetch=True) for b, w in ((1024, 8), (2048, 8), (1024, 4))]
 ROUND_CONFIGS = [dict(round_block=b, round_warps=w, miss_pivots=p) for b, w, p in
                  ((512, 8, 15), (256, 4, 15), (1024, 8, 15), (256, 8, 15), (512, 4, 15), (512, 8, 7),
                   (512, 8, 3), (1024, 8, 3))]
+ROUND_CONFIGS += [dict(round_block=b, round_warps=8, round_prefetch=True) for b in (256, 512)]
 
 
 def graph_us(fn, iters: int = 10, reps: int = 5) -> float:

@@ -117,6 +117,19 @@ def test_miss_rounds_are_exact(dtype, mode, ties):
         _check(x, k, p, ties, sel)
 
 
+@pytest.mark.parametrize("truncation", [True, False])
+def test_prefetch_options_give_the_same_bits(truncation):
+    """Software-pipelined loads (span/round prefetch, a sweep option) change no result."""
+    x = _adversarial_rows(torch.float32)
+    base = dict(truncation=truncation, span=256, span_cap=64, span_block=64, round_block=32)
+    for k, p in ((25, None), (None, 0.8), (40, 0.6)):
+        ref = qrita.select(x, k, p, backend="triton", options=base)
+        sel = qrita.select(x, k, p, backend="triton", options=dict(base, span_prefetch=True, round_prefetch=True))
+        _check(x, k, p, "lowest_index", sel)
+        for a, b in ((ref.threshold, sel.threshold), (ref.num_ties, sel.num_ties), (ref.count, sel.count)):
+            assert torch.equal(a.cpu(), b.cpu())
+
+
 def test_miss_rounds_per_row_modes():
     """One batch mixing top-k, top-p, both, neither and p <= 0 rows, every row a miss."""
     x = _adversarial_rows(torch.float32)

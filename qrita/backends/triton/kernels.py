@@ -164,6 +164,13 @@ def row_cut_key(x_row, stride_xv, V, k_active, k, p_mode, p, topk_lut_ptr, topp_
     return tl.where(usable, key, 0).to(tl.int64)
 
 
+@triton.jit
+def load_block(x_row, stride_xv, V, start, i, SPAN: tl.constexpr, BLOCK: tl.constexpr):
+    """Entries [start + i, start + i + BLOCK) of a row (nothing past the span or the row)."""
+    offs = start + i + tl.arange(0, BLOCK).to(tl.int64)
+    return tl.load(x_row + offs * stride_xv, mask=(offs < V) & (i + tl.arange(0, BLOCK) < SPAN), other=0.0)
+
+
 @triton.jit(do_not_specialize=["V", "row0", "k_scalar", "p_scalar", "k_mode", "p_mode", "n_spans"])
 def span_kernel(
     x_ptr, stride_xb, stride_xv, V, row0,
@@ -173,7 +180,7 @@ def span_kernel(
     SPAN: tl.constexpr, SPAN_CAP: tl.constexpr, BLOCK: tl.constexpr,
     DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr, KEY_POS_INF: tl.constexpr,
     SAMPLE: tl.constexpr, LUT_STEPS: tl.constexpr, TOPK_LUT_N: tl.constexpr, TOPP_LUT_N: tl.constexpr,
-    HAS_P: tl.constexpr,
+    HAS_P: tl.constexpr, PREFETCH: tl.constexpr = False,
 ):
     """Partials of one span of one row; candidates go to ``cand[slot, span, :SPAN_CAP]``.
 
@@ -203,10 +210,16 @@ def span_kernel(
     cm_v = tl.zeros((BLOCK,), tl.float32)  # the same over finite candidates
     n_cand = tl.zeros((), tl.int32)
     start = tl.cast(span, tl.int64) * SPAN
+    if PREFETCH:
+        nxt = load_block(x_row, stride_xv, V, start, 0, SPAN, BLOCK)
     for i in range(0, SPAN, BLOCK):
         offs = start + i + tl.arange(0, BLOCK).to(tl.int64)
         inb = offs < V
-        raw = tl.load(x_row + offs * stride_xv, mask=inb, other=0.0)
+        if PREFETCH:  # software pipelining: the next block's load is in flight meanwhile
+            raw = nxt
+            nxt = load_block(x_row, stride_xv, V, start, i + BLOCK, SPAN, BLOCK)
+        else:
+            raw = tl.load(x_row + offs * stride_xv, mask=inb, other=0.0)
         key = tl.where(inb, keys_of(raw, DTYPE, W), zero_u)
         keep = key > KEY_NEG_INF
         pinf = key == KEY_POS_INF
@@ -702,7 +715,7 @@ def round_kernel(
     k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode_arg,
     cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, state_i_ptr, state_f_ptr,
     SPAN: tl.constexpr, SPAN_CAP: tl.constexpr, BLOCK: tl.constexpr, NPM: tl.constexpr,
-    DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr,
+    DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr, PREFETCH: tl.constexpr = False,
 ):
     """One miss round over one span of an unresolved row: NPM lanes over (lo, hi].
 
@@ -735,10 +748,16 @@ def round_kernel(
         mass2 = tl.zeros((BLOCK, NPM), tl.float32)
         n_g = tl.zeros((), tl.int32)
         start = tl.cast(span, tl.int64) * SPAN
+        if PREFETCH:
+            nxt = load_block(x_row, stride_xv, V, start, 0, SPAN, BLOCK)
         for i in range(0, SPAN, BLOCK):
             offs = start + i + tl.arange(0, BLOCK).to(tl.int64)
             inb = offs < V
-            raw = tl.load(x_row + offs * stride_xv, mask=inb, other=0.0)
+            if PREFETCH:
+                raw = nxt
+                nxt = load_block(x_row, stride_xv, V, start, i + BLOCK, SPAN, BLOCK)
+            else:
+                raw = tl.load(x_row + offs * stride_xv, mask=inb, other=0.0)
             key = tl.where(inb, keys_of(raw, DTYPE, W), tl.zeros((BLOCK,), tl.uint32))
             inr = (key > lo32) & (key <= hi32)
             gt = inr[:, None] & (key[:, None] > taus[None, :])

@@ -123,6 +123,7 @@ def run_select(x: torch.Tensor, req: Request):
                 KEY_NEG_INF=kc.key_neg_inf, KEY_POS_INF=kc.key_pos_inf,
                 SAMPLE=SAMPLE_SIZE, LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE,
                 TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size, HAS_P=p_mode != 0,
+                PREFETCH=bool(req.options.get("span_prefetch", False)),
                 num_warps=int(req.options.get("span_warps", 8)), **common,
             )
             kernels.finish_kernel[(rows,)](
@@ -138,6 +139,7 @@ def run_select(x: torch.Tensor, req: Request):
                     k_ptr, k_s, p_ptr, p_s, k_mode, p_mode,
                     cand, rpart_i, rpart_f, n_spans, state_i, state_f,
                     SPAN=span, SPAN_CAP=span_cap, BLOCK=round_block, NPM=npm,
+                    PREFETCH=bool(req.options.get("round_prefetch", False)),
                     KEY_NEG_INF=kc.key_neg_inf, num_warps=int(req.options.get("round_warps", 8)), **common,
                 )
                 kernels.update_kernel[(rows,)](
