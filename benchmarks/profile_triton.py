@@ -8,14 +8,9 @@ from __future__ import annotations
 import argparse
 
 import torch
+from gpu_check import make_logits  # same folder: run as a script
 
 import qrita
-
-
-def zipf(B: int, V: int) -> torch.Tensor:
-    g = torch.Generator(device="cuda").manual_seed(0)
-    ranks = torch.rand(B, V, device="cuda", generator=g).argsort(dim=1).float() + 1.0
-    return -1.1 * torch.log(ranks)
 
 
 def main() -> None:
@@ -23,7 +18,7 @@ def main() -> None:
     ap.add_argument("--B", type=int, default=1024)
     ap.add_argument("--V", type=int, default=131072)
     args = ap.parse_args()
-    x0 = zipf(args.B, args.V)
+    x0 = make_logits("zipf", args.B, args.V, torch.float32)
     for name, k, p in (("k50", 50, None), ("p0.9", None, 0.9), ("k100p0.9", 100, 0.9)):
         x = x0.clone()
         qrita.top_k_top_p(x, k, p, backend="triton", inplace=True)  # compile

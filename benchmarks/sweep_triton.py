@@ -14,6 +14,7 @@ import json
 import time
 
 import torch
+from gpu_check import graph_time, make_logits  # same folder: run as a script
 
 import qrita
 
@@ -27,34 +28,12 @@ ROUND_CONFIGS = [dict(round_block=b, round_warps=w, miss_pivots=p) for b, w, p i
 ROUND_CONFIGS += [dict(round_block=b, round_warps=8, round_prefetch=True) for b in (256, 512)]
 
 
-def graph_us(fn, iters: int = 10, reps: int = 5) -> float:
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        fn()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for _ in range(iters):
-            fn()
-    times = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        g.replay()
-        b.record()
-        torch.cuda.synchronize()
-        times.append(a.elapsed_time(b) * 1e3 / iters)
-    return sorted(times)[len(times) // 2]
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default="sweep.json")
     ap.add_argument("--budget-s", type=float, default=200)
     args = ap.parse_args()
-    g = torch.Generator(device="cuda").manual_seed(0)
-    x = -1.1 * torch.log(torch.rand(1024, 131072, device="cuda", generator=g).argsort(dim=1).float() + 1.0)
+    x = make_logits("zipf", 1024, 131072, torch.float32)
     rows = []
     t0 = time.time()
     for request, configs in (((50, None), SPAN_CONFIGS), ((None, 0.9), SPAN_CONFIGS[:3]),
@@ -67,7 +46,7 @@ def main() -> None:
             try:
                 sel = qrita.select(x, k, p, backend="triton", options=opts)
                 same = bool(torch.equal(sel.count, base.count) and torch.equal(sel.num_ties, base.num_ties))
-                us = graph_us(lambda o=opts: qrita.select(x, k, p, backend="triton", options=o))
+                us = graph_time(lambda o=opts: qrita.select(x, k, p, backend="triton", options=o))
                 row = dict(k=k, p=p, options=opts, us=round(us, 1), same=same)
             except Exception as exc:  # noqa: BLE001 - a probe: report and go on
                 row = dict(k=k, p=p, options=opts, error=f"{type(exc).__name__}: {str(exc)[:200]}")

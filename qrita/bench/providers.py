@@ -61,6 +61,14 @@ class Context:
         k = np.full(self.case.B, self.k) if np.isscalar(self.k) else self.k
         return torch.as_tensor(k, dtype=dtype or torch.int64).to(self.x.device)
 
+    def k_p_args(self, k_dtype=None):
+        """``(k, p)`` as an op takes them: Python scalars, None, or ``[B]`` device tensors."""
+        k = self.k if self.k is None or np.isscalar(self.k) else self.k_tensor(k_dtype)
+        p = self.p if self.p is None or np.isscalar(self.p) else self.p_tensor()
+        k = int(k) if isinstance(k, (int, np.integer)) else k
+        p = float(p) if isinstance(p, (float, np.floating)) else p
+        return k, p
+
     def p_tensor(self):
         """``p`` as a float32 ``[B]`` tensor on the device (None stays None); "off" is ``1.0``."""
         import torch
@@ -191,12 +199,7 @@ class QritaProvider(Provider):
 
         backend = self._backend()
         libs = backend.capabilities.libs if backend is not None else ("torch",)
-        k = ctx.k if ctx.k is None or np.isscalar(ctx.k) else ctx.k_tensor()
-        p = ctx.p if ctx.p is None or np.isscalar(ctx.p) else ctx.p_tensor()
-        if isinstance(k, np.integer):
-            k = int(k)
-        if isinstance(p, np.floating):
-            p = float(p)
+        k, p = ctx.k_p_args()
         wrap = lambda t: t  # noqa: E731
         stream = None
         if "torch" not in libs and "cupy" in libs and ctx.device == "cuda":
@@ -310,10 +313,7 @@ class TorchSort(Provider):
     description = "PyTorch sort + softmax cumsum masking, vLLM/HF semantics (written here)"
 
     def prepare(self, ctx: Context) -> Prepared:
-        k = ctx.k if ctx.k is None or np.isscalar(ctx.k) else ctx.k_tensor()
-        p = ctx.p if ctx.p is None or np.isscalar(ctx.p) else ctx.p_tensor()
-        k = int(k) if isinstance(k, (int, np.integer)) else k
-        p = float(p) if isinstance(p, (float, np.floating)) else p
+        k, p = ctx.k_p_args()
         return Prepared(
             op=lambda t: torch_sort_mask(t, k, p),
             input=ctx.x,
@@ -448,11 +448,7 @@ class _FlashInfer(Provider):
         """FlashInfer takes a scalar or a ``[B]`` tensor (int32 k, float32 p)."""
         import torch
 
-        k = ctx.k if ctx.k is None or np.isscalar(ctx.k) else ctx.k_tensor(torch.int32)
-        p = ctx.p if ctx.p is None or np.isscalar(ctx.p) else ctx.p_tensor()
-        k = int(k) if isinstance(k, (int, np.integer)) else k
-        p = float(p) if isinstance(p, (float, np.floating)) else p
-        return k, p
+        return ctx.k_p_args(torch.int32)
 
 
 class FlashInferMask(_FlashInfer):

@@ -171,6 +171,45 @@ def load_block(x_row, stride_xv, V, start, i, SPAN: tl.constexpr, BLOCK: tl.cons
     return tl.load(x_row + offs * stride_xv, mask=(offs < V) & (i + tl.arange(0, BLOCK) < SPAN), other=0.0)
 
 
+@triton.jit
+def first_block(x_row, stride_xv, V, start, SPAN: tl.constexpr, BLOCK: tl.constexpr, PREFETCH: tl.constexpr):
+    """What :func:`span_block` carries into the first iteration: the first block (prefetching) or nothing."""
+    if PREFETCH:
+        nxt = load_block(x_row, stride_xv, V, start, 0, SPAN, BLOCK)
+    else:
+        nxt = tl.zeros((BLOCK,), x_row.dtype.element_ty)
+    return nxt
+
+
+@triton.jit
+def span_block(x_row, stride_xv, V, start, i, nxt, SPAN: tl.constexpr, BLOCK: tl.constexpr, DTYPE: tl.constexpr,
+               W: tl.constexpr, PREFETCH: tl.constexpr):
+    """Block ``i`` of a span: (raw values, keys (0 out of bounds), what to carry to the next block).
+
+    With ``PREFETCH`` the block was loaded one iteration earlier and the next one is
+    issued now (software pipelining); otherwise it is loaded here.
+    """
+    offs = start + i + tl.arange(0, BLOCK).to(tl.int64)
+    inb = offs < V
+    if PREFETCH:
+        raw = nxt
+        nxt = load_block(x_row, stride_xv, V, start, i + BLOCK, SPAN, BLOCK)
+    else:
+        raw = tl.load(x_row + offs * stride_xv, mask=inb, other=0.0)
+    key = tl.where(inb, keys_of(raw, DTYPE, W), tl.zeros((BLOCK,), tl.uint32))
+    return raw, key, nxt
+
+
+@triton.jit
+def append_keys(slot_ptr, key, sel, n, CAP: tl.constexpr):
+    """Append the selected keys to a slot of CAP keys holding ``n`` (index order: a block prefix
+    sum, no atomics, so deterministic); past CAP they are only counted.  Returns the new count."""
+    c = sel.to(tl.int32)
+    pos = n + tl.cumsum(c, axis=0) - 1
+    tl.store(slot_ptr + pos, key.to(tl.int32, bitcast=True), mask=sel & (pos < CAP))
+    return n + tl.sum(c, axis=0)
+
+
 @triton.jit(do_not_specialize=["V", "row0", "k_scalar", "p_scalar", "k_mode", "p_mode", "n_spans"])
 def span_kernel(
     x_ptr, stride_xb, stride_xv, V, row0,
@@ -210,17 +249,9 @@ def span_kernel(
     cm_v = tl.zeros((BLOCK,), tl.float32)  # the same over finite candidates
     n_cand = tl.zeros((), tl.int32)
     start = tl.cast(span, tl.int64) * SPAN
-    if PREFETCH:
-        nxt = load_block(x_row, stride_xv, V, start, 0, SPAN, BLOCK)
+    nxt = first_block(x_row, stride_xv, V, start, SPAN, BLOCK, PREFETCH)
     for i in range(0, SPAN, BLOCK):
-        offs = start + i + tl.arange(0, BLOCK).to(tl.int64)
-        inb = offs < V
-        if PREFETCH:  # software pipelining: the next block's load is in flight meanwhile
-            raw = nxt
-            nxt = load_block(x_row, stride_xv, V, start, i + BLOCK, SPAN, BLOCK)
-        else:
-            raw = tl.load(x_row + offs * stride_xv, mask=inb, other=0.0)
-        key = tl.where(inb, keys_of(raw, DTYPE, W), zero_u)
+        raw, key, nxt = span_block(x_row, stride_xv, V, start, i, nxt, SPAN, BLOCK, DTYPE, W, PREFETCH)
         keep = key > KEY_NEG_INF
         pinf = key == KEY_POS_INF
         cand = keep & (key > cut32)  # cut == 0 (no usable cut): every keepable entry
@@ -241,11 +272,7 @@ def span_kernel(
             z_v = z_v * scale + e
             cm_v = cm_v * scale + tl.where(cand, e, 0.0)
             m_v = m_new
-        # gather candidates in index order (prefix sum, no atomics: deterministic)
-        c = cand.to(tl.int32)
-        pos = n_cand + tl.cumsum(c, axis=0) - 1
-        tl.store(cand_base + pos, key.to(tl.int32, bitcast=True), mask=cand & (pos < SPAN_CAP))
-        n_cand += tl.sum(c, axis=0)
+        n_cand = append_keys(cand_base, key, cand, n_cand, SPAN_CAP)
     m = tl.max(m_v, axis=0)
     f = tl.where(m_v == float("-inf"), 0.0, tl.exp(m_v - m))
     kmin = tl.min(kmin_v, axis=0)
@@ -748,17 +775,9 @@ def round_kernel(
         mass2 = tl.zeros((BLOCK, NPM), tl.float32)
         n_g = tl.zeros((), tl.int32)
         start = tl.cast(span, tl.int64) * SPAN
-        if PREFETCH:
-            nxt = load_block(x_row, stride_xv, V, start, 0, SPAN, BLOCK)
+        nxt = first_block(x_row, stride_xv, V, start, SPAN, BLOCK, PREFETCH)
         for i in range(0, SPAN, BLOCK):
-            offs = start + i + tl.arange(0, BLOCK).to(tl.int64)
-            inb = offs < V
-            if PREFETCH:
-                raw = nxt
-                nxt = load_block(x_row, stride_xv, V, start, i + BLOCK, SPAN, BLOCK)
-            else:
-                raw = tl.load(x_row + offs * stride_xv, mask=inb, other=0.0)
-            key = tl.where(inb, keys_of(raw, DTYPE, W), tl.zeros((BLOCK,), tl.uint32))
+            _raw, key, nxt = span_block(x_row, stride_xv, V, start, i, nxt, SPAN, BLOCK, DTYPE, W, PREFETCH)
             inr = (key > lo32) & (key <= hi32)
             gt = inr[:, None] & (key[:, None] > taus[None, :])
             cnt2 += gt.to(tl.int32)
@@ -766,10 +785,7 @@ def round_kernel(
                 w = weight_of(value_of_key(key, DTYPE, W), m, inf_mode)
                 mass2 += tl.where(gt, w[:, None], 0.0)
             g = (key > lo32) & (key <= gb32) & (key > KEY_NEG_INF)
-            c = g.to(tl.int32)
-            pos = n_g + tl.cumsum(c, axis=0) - 1
-            tl.store(cand_base + pos, key.to(tl.int32, bitcast=True), mask=g & (pos < SPAN_CAP))
-            n_g += tl.sum(c, axis=0)
+            n_g = append_keys(cand_base, key, g, n_g, SPAN_CAP)
         cnt = tl.sum(cnt2, axis=0)
         mass = tl.sum(mass2, axis=0)
         ri = rpart_i_ptr + base * (NPM + 1)
