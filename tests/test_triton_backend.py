@@ -130,6 +130,19 @@ def test_prefetch_options_give_the_same_bits(truncation):
             assert torch.equal(a.cpu(), b.cpu())
 
 
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("span", 300), ("span_cap", 0), ("span_block", 96), ("span_warps", 3), ("num_pivots", 0), ("miss_rounds", -1),
+     ("reg_cap", True), ("round_warps", 2.0)],
+)
+def test_bad_options_name_the_option(name, value):
+    x = _logits(6, 2, 300, torch.float32)
+    before = x.clone()
+    with pytest.raises(qrita.QritaValueError, match=name):
+        qrita.top_k_top_p(x, 5, None, backend="triton", inplace=True, options={name: value})
+    assert torch.equal(x, before)  # nothing written
+
+
 def test_miss_rounds_per_row_modes():
     """One batch mixing top-k, top-p, both, neither and p <= 0 rows, every row a miss."""
     x = _adversarial_rows(torch.float32)

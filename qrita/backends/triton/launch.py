@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import numbers
 
 import torch
 import triton
@@ -11,6 +12,7 @@ from ...core import search as core_search
 from ...core.keys import KEY_CONSTANTS
 from ...core.lut import TOPK_DELTA, TOPP_DELTA
 from ...core.spec import NUM_PIVOTS, SAMPLE_SIZE, TIES_ALL, TOPK_LUT_STEPS_PER_OCTAVE
+from ...errors import QritaValueError
 from ..base import Request, SelectResult
 from . import kernels
 
@@ -20,12 +22,12 @@ TORCH_DTYPE = {"float32": torch.float32, "float16": torch.float16, "bfloat16": t
 # Geometry.  A row is cut into spans of SPAN entries (a function of V only, so
 # a row's arithmetic never depends on B or on the launch: batch invariance).
 MAX_SPAN = 16384
-BLOCK = 1024  # entries per iteration of the span pass (H200 sweep: docs/bench/h200-2026-11-29/sweep.json)
+BLOCK = 2048  # entries per iteration of the span pass (1024 won the H200 sweep; not yet run through -m gpu)
 SPAN_CAP = 1024  # candidates kept per span (6.25%); more is a truncation miss
 CB = 1024  # keys per chunk of a search over memory (== SPAN_CAP: one chunk per span)
 SCRATCH_BYTES = 12 << 20  # scratch budget per wave (candidates and partials)
 MISS_PIVOTS = 15  # pivots per parallel miss round (16 lanes: 4 bits of key a round)
-ROUND_BLOCK = 256  # entries per iteration of a miss round (same sweep)
+ROUND_BLOCK = 512  # entries per iteration of a miss round (256 won the same sweep; not yet run through -m gpu)
 
 
 def miss_rounds(width: int) -> int:
@@ -35,6 +37,22 @@ def miss_rounds(width: int) -> int:
     gathered keys usually fit (and the row is finished) after two or three rounds.
     """
     return 4 if width == 32 else 3
+
+
+WARPS = (1, 2, 4, 8, 16, 32)
+
+
+def int_option(options: dict, name: str, default: int, *, pow2: bool = False, choices=None) -> int:
+    """A validated integer knob of ``options`` (None or absent: ``default``)."""
+    value = options.get(name)
+    if value is None:
+        return default
+    ok = isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1
+    ok = ok and not (pow2 and value & (value - 1)) and (choices is None or value in choices)
+    if not ok:
+        want = f"one of {choices}" if choices else ("a power of two" if pow2 else "a positive integer")
+        raise QritaValueError(f"options[{name!r}] must be {want} (or left out for the default), got {value!r}")
+    return int(value)
 
 
 def span_of(V: int) -> int:
@@ -64,11 +82,14 @@ def run_select(x: torch.Tensor, req: Request):
     B, V = req.B, req.V
     dev = x.device
     kc = KEY_CONSTANTS[req.dtype]
-    num_pivots = int(req.options.get("num_pivots") or NUM_PIVOTS)
+    opts = req.options
+    num_pivots = int_option(opts, "num_pivots", NUM_PIVOTS)
     np_lanes = triton.next_power_of_2(num_pivots + 1)
-    truncation = bool(req.options.get("truncation", True))
-    npm = triton.next_power_of_2(int(req.options.get("miss_pivots") or MISS_PIVOTS) + 1)
-    n_rounds = int(req.options.get("miss_rounds") or miss_rounds(kc.width))
+    truncation = bool(opts.get("truncation", True))
+    npm = triton.next_power_of_2(int_option(opts, "miss_pivots", MISS_PIVOTS) + 1)
+    n_rounds = int_option(opts, "miss_rounds", miss_rounds(kc.width))
+    span_warps = int_option(opts, "span_warps", 8, choices=WARPS)
+    round_warps = int_option(opts, "round_warps", 8, choices=WARPS)
 
     thr_key = torch.empty(B, dtype=torch.int64, device=dev)
     thr_bits = torch.empty(B, dtype=torch.int32, device=dev)
@@ -90,15 +111,15 @@ def run_select(x: torch.Tensor, req: Request):
         topk_lut, topp_lut = _luts(str(dev))
         # test/ablation knobs (powers of two): small spans drive the split-row and
         # buffer paths at interpreter-sized V
-        span = int(req.options.get("span", span_of(V)))
-        span_cap = int(req.options.get("span_cap", SPAN_CAP))
-        block = min(int(req.options.get("span_block", BLOCK)), span)
-        round_block = min(int(req.options.get("round_block", ROUND_BLOCK)), span)
+        span = int_option(opts, "span", span_of(V), pow2=True)
+        span_cap = int_option(opts, "span_cap", SPAN_CAP, pow2=True)
+        block = min(int_option(opts, "span_block", BLOCK, pow2=True), span)
+        round_block = min(int_option(opts, "round_block", ROUND_BLOCK, pow2=True), span)
         cb = min(CB, span_cap)
         n_spans = triton.cdiv(V, span)
         n_spans_p2 = max(2, triton.next_power_of_2(n_spans))
         slots = n_spans_p2 * span_cap  # the register search loads every slot of a row
-        reg_cap = int(req.options.get("reg_cap", slots))
+        reg_cap = int_option(opts, "reg_cap", slots, pow2=True)
         search_warps = 8 if slots <= 4096 else 16
         per_row_bytes = n_spans * (span_cap * 4 + 8 * 8 + 4 * 4 + (npm + 1) * 4 + npm * 4)
         wave = max(1, min(B, SCRATCH_BYTES // per_row_bytes))
@@ -123,8 +144,8 @@ def run_select(x: torch.Tensor, req: Request):
                 KEY_NEG_INF=kc.key_neg_inf, KEY_POS_INF=kc.key_pos_inf,
                 SAMPLE=SAMPLE_SIZE, LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE,
                 TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size, HAS_P=p_mode != 0,
-                PREFETCH=bool(req.options.get("span_prefetch", False)),
-                num_warps=int(req.options.get("span_warps", 8)), **common,
+                PREFETCH=bool(opts.get("span_prefetch", False)),
+                num_warps=span_warps, **common,
             )
             kernels.finish_kernel[(rows,)](
                 x, x.stride(0), x.stride(1), V, row0,
@@ -139,8 +160,8 @@ def run_select(x: torch.Tensor, req: Request):
                     k_ptr, k_s, p_ptr, p_s, k_mode, p_mode,
                     cand, rpart_i, rpart_f, n_spans, state_i, state_f,
                     SPAN=span, SPAN_CAP=span_cap, BLOCK=round_block, NPM=npm,
-                    PREFETCH=bool(req.options.get("round_prefetch", False)),
-                    KEY_NEG_INF=kc.key_neg_inf, num_warps=int(req.options.get("round_warps", 8)), **common,
+                    PREFETCH=bool(opts.get("round_prefetch", False)),
+                    KEY_NEG_INF=kc.key_neg_inf, num_warps=round_warps, **common,
                 )
                 kernels.update_kernel[(rows,)](
                     x, x.stride(0), x.stride(1), V, row0,
