@@ -79,6 +79,10 @@ class NumbaBackend(Backend):
         return run_select(req)
 
     def top_k_top_p(self, req: Request, mask_value: float, out):
+        """Fused masking.  On a GPU it is opt-in (``options={"fused_mask": True}``) until
+        an H200 run has verified it; the default there stays the generic path (docs/numba.md)."""
+        if not self.simulated and not req.options.get("fused_mask", False):
+            return None
         from .launch import run_mask
 
         return run_mask(req, mask_value, out)
