@@ -118,22 +118,27 @@ def test_miss_rounds_are_exact(dtype, mode, ties):
 
 
 @pytest.mark.parametrize("truncation", [True, False])
-def test_prefetch_options_give_the_same_bits(truncation):
-    """Software-pipelined loads (span/round prefetch, a sweep option) change no result."""
+def test_schedule_options_give_the_same_bits(truncation):
+    """Sweep options change no result: prefetched span loads, the index-order scan
+    instead of atomic slot positions (slot order differs; masses are fixed-point),
+    and the miss rounds' unroll and lane count are all the same answer."""
     x = _adversarial_rows(torch.float32)
+    x = torch.cat([x, torch.sort(x[:1], dim=1).values])  # clustered: the top keys fill one span
     base = dict(truncation=truncation, span=256, span_cap=64, span_block=64, round_block=32)
+    variants = (dict(span_prefetch=True), dict(atomic=False), dict(round_unroll=1), dict(round_unroll=8))
     for k, p in ((25, None), (None, 0.8), (40, 0.6)):
         ref = qrita.select(x, k, p, backend="triton", options=base)
-        sel = qrita.select(x, k, p, backend="triton", options=dict(base, span_prefetch=True, round_prefetch=True))
-        _check(x, k, p, "lowest_index", sel)
-        for a, b in ((ref.threshold, sel.threshold), (ref.num_ties, sel.num_ties), (ref.count, sel.count)):
-            assert torch.equal(a.cpu(), b.cpu())
+        _check(x, k, p, "lowest_index", ref)
+        for extra in variants:
+            sel = qrita.select(x, k, p, backend="triton", options=dict(base, **extra))
+            for a, b in ((ref.threshold, sel.threshold), (ref.num_ties, sel.num_ties), (ref.count, sel.count)):
+                assert torch.equal(a.cpu(), b.cpu()), extra
 
 
 @pytest.mark.parametrize(
     ("name", "value"),
     [("span", 300), ("span_cap", 0), ("span_block", 96), ("span_warps", 3), ("num_pivots", 0), ("miss_rounds", -1),
-     ("reg_cap", True), ("round_warps", 2.0)],
+     ("reg_cap", True), ("round_warps", 2.0), ("round_unroll", 3)],
 )
 def test_bad_options_name_the_option(name, value):
     x = _logits(6, 2, 300, torch.float32)

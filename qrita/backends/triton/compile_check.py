@@ -46,13 +46,16 @@ def variants(dtype: str, V: int = 131072):
     row = {"x_ptr": x, "stride_xb": "i64", "stride_xv": "i64", "V": "i32", "row0": "i32",
            "k_ptr": "*i64", "k_scalar": "i64", "p_ptr": "*fp32", "p_scalar": "fp32"}
     span_args = dict(row, k_mode="i32", p_mode="i32", topk_lut_ptr="*fp32", topp_lut_ptr="*fp32",
-                     cand_ptr="*i32", part_i_ptr="*i64", part_f_ptr="*fp32", n_spans="i32")
-    for has_p, prefetch in ((False, False), (True, False), (True, True)):  # prefetch: a sweep option
+                     cand_ptr="*i32", part_i_ptr="*i64", part_f_ptr="*fp32", n_spans="i32", ctr_ptr="*i32")
+    # prefetch and atomic=False (index-order scan) are sweep options
+    for has_p, prefetch, atomic in ((False, False, True), (True, False, True), (True, True, True),
+                                    (False, False, False)):
         span_const = dict(SPAN=launch.MAX_SPAN, SPAN_CAP=launch.SPAN_CAP, BLOCK=launch.BLOCK, DTYPE=code,
                           W=kc.width, KEY_NEG_INF=kc.key_neg_inf, KEY_POS_INF=kc.key_pos_inf, SAMPLE=SAMPLE_SIZE,
                           LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE, TOPK_LUT_N=TOPK_DELTA.size,
-                          TOPP_LUT_N=TOPP_DELTA.size, HAS_P=has_p, PREFETCH=prefetch)
-        name = f"span_kernel[{dtype}, has_p={has_p}" + (", prefetch]" if prefetch else "]")
+                          TOPP_LUT_N=TOPP_DELTA.size, HAS_P=has_p, PREFETCH=prefetch, ATOMIC=atomic)
+        name = f"span_kernel[{dtype}, has_p={has_p}" + (", prefetch" if prefetch else "")
+        name += "]" if atomic else ", scan]"
         yield name, _source(kernels.span_kernel, span_args, span_const), 8
     outputs = dict(thr_key_ptr="*i64", thr_bits_ptr="*i32", num_ties_ptr="*i32", count_ptr="*i32", hit_ptr="*i8",
                    cut_idx_ptr="*i64")
@@ -61,18 +64,20 @@ def variants(dtype: str, V: int = 131072):
                         MAX_ROUNDS=core_search.max_rounds(kc.width, NUM_PIVOTS) + 2, DTYPE=code, W=kc.width,
                         KEY_NEG_INF=kc.key_neg_inf)
     finish_args = dict(row, k_mode="i32", p_mode_arg="i32", ties_all="i32", truncation="i32", cand_ptr="*i32",
-                       part_i_ptr="*i64", part_f_ptr="*fp32", n_spans="i32", state_i_ptr="*i64",
+                       part_i_ptr="*i64", part_f_ptr="*fp32", n_spans="i32", ctr_ptr="*i32", state_i_ptr="*i64",
                        state_f_ptr="*fp32", **outputs)
     yield f"finish_kernel[{dtype}]", _source(kernels.finish_kernel, finish_args, search_const), search_warps
     round_args = dict(row, k_mode="i32", p_mode_arg="i32", cand_ptr="*i32", rpart_i_ptr="*i32",
-                      rpart_f_ptr="*fp32", n_spans="i32", state_i_ptr="*i64", state_f_ptr="*fp32")
-    for prefetch in (False, True):
-        round_const = dict(SPAN=launch.MAX_SPAN, SPAN_CAP=launch.SPAN_CAP, BLOCK=launch.ROUND_BLOCK, NPM=npm,
-                           DTYPE=code, W=kc.width, KEY_NEG_INF=kc.key_neg_inf, PREFETCH=prefetch)
-        name = f"round_kernel[{dtype}" + (", prefetch]" if prefetch else "]")
+                      rpart_f_ptr="*fp32", n_spans="i32", ctr_ptr="*i32", state_i_ptr="*i64", state_f_ptr="*fp32")
+    for atomic in (True, False):
+        round_const = dict(SPAN=launch.MAX_SPAN, SPAN_CAP=launch.SPAN_CAP, BLOCK=launch.ROUND_BLOCK,
+                           UNROLL=launch.ROUND_UNROLL, NPM=npm, DTYPE=code, W=kc.width, KEY_NEG_INF=kc.key_neg_inf,
+                           ATOMIC=atomic)
+        name = f"round_kernel[{dtype}" + ("]" if atomic else ", scan]")
         yield name, _source(kernels.round_kernel, round_args, round_const), 8
     update_args = dict(row, k_mode="i32", p_mode_arg="i32", ties_all="i32", cand_ptr="*i32", rpart_i_ptr="*i32",
-                       rpart_f_ptr="*fp32", n_spans="i32", state_i_ptr="*i64", state_f_ptr="*fp32", last="i32",
+                       rpart_f_ptr="*fp32", n_spans="i32", ctr_ptr="*i32", state_i_ptr="*i64", state_f_ptr="*fp32",
+                       last="i32",
                        **outputs)
     update_const = dict(search_const, NPM=npm)
     update_const = {name: update_const[name] for name in ("N_SPANS_P2", "SPAN_CAP", "CB", "REG_CAP", "NP", "NPM",

@@ -110,6 +110,21 @@ def weight_of(value, m, INF_MODE):
 
 
 @triton.jit
+def fix_mass(w):
+    """A top-p weight (0 <= w <= 1) as a 2**-40 fixed-point int64.  Sums of these do
+    not depend on the order of the terms, so a candidate set in any slot order
+    gives the same bits; the rounding (< 2**-40 a term) is far inside SPEC's
+    top-p tolerance."""
+    return (w * 1099511627776.0).to(tl.int64)
+
+
+@triton.jit
+def unfix_mass(s):
+    """A fixed-point mass sum back in float32 (deterministic rounding)."""
+    return s.to(tl.float32) * (1.0 / 1099511627776.0)
+
+
+@triton.jit
 def row_params(row, k_ptr, k_scalar, p_ptr, p_scalar, V, k_mode, p_mode_arg):
     """(k_active, K, p_mode, p) of a row; modes: 0 absent, 1 scalar, 2 per-row array.
 
@@ -201,13 +216,25 @@ def span_block(x_row, stride_xv, V, start, i, nxt, SPAN: tl.constexpr, BLOCK: tl
 
 
 @triton.jit
-def append_keys(slot_ptr, key, sel, n, CAP: tl.constexpr):
-    """Append the selected keys to a slot of CAP keys holding ``n`` (index order: a block prefix
-    sum, no atomics, so deterministic); past CAP they are only counted.  Returns the new count."""
-    c = sel.to(tl.int32)
-    pos = n + tl.cumsum(c, axis=0) - 1
-    tl.store(slot_ptr + pos, key.to(tl.int32, bitcast=True), mask=sel & (pos < CAP))
-    return n + tl.sum(c, axis=0)
+def append_keys(slot_ptr, ctr_ptr, key, sel, n, CAP: tl.constexpr, ATOMIC: tl.constexpr):
+    """Append the selected keys to a slot of CAP keys; past CAP they are only counted.
+
+    ``ATOMIC``: each selected key takes its position from an atomic counter at
+    ``ctr_ptr`` (zero before the pass): no block-wide scan or barrier in the loop,
+    and the slot order is arbitrary (every consumer is order-independent: counts,
+    min/max, and fixed-point masses).  Otherwise a block prefix sum keeps index
+    order.  Returns the new count ``n`` (a scalar; unused with ``ATOMIC``).
+    """
+    if ATOMIC:
+        ones = tl.full(key.shape, 1, tl.int32)
+        pos = tl.atomic_add(ctr_ptr + tl.zeros(key.shape, tl.int32), ones, mask=sel, sem="relaxed")
+        tl.store(slot_ptr + pos, key.to(tl.int32, bitcast=True), mask=sel & (pos < CAP))
+    else:
+        c = sel.to(tl.int32)
+        pos = n + tl.cumsum(c, axis=0) - 1
+        tl.store(slot_ptr + pos, key.to(tl.int32, bitcast=True), mask=sel & (pos < CAP))
+        n = n + tl.sum(c, axis=0)
+    return n
 
 
 @triton.jit(do_not_specialize=["V", "row0", "k_scalar", "p_scalar", "k_mode", "p_mode", "n_spans"])
@@ -215,17 +242,19 @@ def span_kernel(
     x_ptr, stride_xb, stride_xv, V, row0,
     k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode,
     topk_lut_ptr, topp_lut_ptr,
-    cand_ptr, part_i_ptr, part_f_ptr, n_spans,
+    cand_ptr, part_i_ptr, part_f_ptr, n_spans, ctr_ptr,
     SPAN: tl.constexpr, SPAN_CAP: tl.constexpr, BLOCK: tl.constexpr,
     DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr, KEY_POS_INF: tl.constexpr,
     SAMPLE: tl.constexpr, LUT_STEPS: tl.constexpr, TOPK_LUT_N: tl.constexpr, TOPP_LUT_N: tl.constexpr,
-    HAS_P: tl.constexpr, PREFETCH: tl.constexpr = False,
+    HAS_P: tl.constexpr, PREFETCH: tl.constexpr = False, ATOMIC: tl.constexpr = True,
 ):
     """Partials of one span of one row; candidates go to ``cand[slot, span, :SPAN_CAP]``.
 
     Counters live in per-lane vectors and are reduced once at the end of the
-    span; only the row max (online softmax, when ``HAS_P``) and the candidate
-    prefix sum are block-level operations inside the loop.
+    span.  With ``ATOMIC`` (the default) candidates take their slot positions
+    from the span's counter ``ctr[slot, span]`` (zero on entry), so the loop has
+    no block-level operation at all; otherwise a block prefix sum keeps them in
+    index order.
     """
     slot = tl.program_id(0)
     span = tl.program_id(1)
@@ -236,6 +265,7 @@ def span_kernel(
                       DTYPE, W, SAMPLE, LUT_STEPS, TOPK_LUT_N, TOPP_LUT_N)
     cut32 = cut.to(tl.uint32)
     cand_base = cand_ptr + (slot.to(tl.int64) * n_spans + span) * SPAN_CAP
+    ctr = ctr_ptr + (slot.to(tl.int64) * n_spans + span)
 
     zero_u = tl.zeros((BLOCK,), tl.uint32)
     n_keep_v = tl.zeros((BLOCK,), tl.int32)
@@ -247,6 +277,7 @@ def span_kernel(
     m_v = tl.full((BLOCK,), float("-inf"), tl.float32)  # per-lane max over finite entries
     z_v = tl.zeros((BLOCK,), tl.float32)  # per-lane sum exp(x - m_v), finite entries
     cm_v = tl.zeros((BLOCK,), tl.float32)  # the same over finite candidates
+    n_cand_v = tl.zeros((BLOCK,), tl.int32)
     n_cand = tl.zeros((), tl.int32)
     start = tl.cast(span, tl.int64) * SPAN
     nxt = first_block(x_row, stride_xv, V, start, SPAN, BLOCK, PREFETCH)
@@ -272,7 +303,8 @@ def span_kernel(
             z_v = z_v * scale + e
             cm_v = cm_v * scale + tl.where(cand, e, 0.0)
             m_v = m_new
-        n_cand = append_keys(cand_base, key, cand, n_cand, SPAN_CAP)
+        n_cand_v += cand.to(tl.int32)
+        n_cand = append_keys(cand_base, ctr, key, cand, n_cand, SPAN_CAP, ATOMIC)
     m = tl.max(m_v, axis=0)
     f = tl.where(m_v == float("-inf"), 0.0, tl.exp(m_v - m))
     kmin = tl.min(kmin_v, axis=0)
@@ -280,7 +312,7 @@ def span_kernel(
     kmax = tl.max(kmax_v, axis=0)
     nmax = tl.sum(tl.where(kmax_v == kmax, nmax_v, 0), axis=0)
     pi = part_i_ptr + (slot.to(tl.int64) * n_spans + span) * 8
-    tl.store(pi + 0, n_cand.to(tl.int64))
+    tl.store(pi + 0, tl.sum(n_cand_v, axis=0).to(tl.int64))
     tl.store(pi + 1, tl.sum(n_keep_v, axis=0).to(tl.int64))
     tl.store(pi + 2, tl.sum(n_inf_v, axis=0).to(tl.int64))
     tl.store(pi + 3, kmin.to(tl.int64))
@@ -344,14 +376,15 @@ def load_chunk(x_row, stride_xv, V, buf_row, cnt_ptr, cnt_stride, c, FROM_BUF, l
 
 @triton.jit
 def lane_stats(key, valid, w, taus, COUNT: tl.constexpr):
-    """Per pivot lane: mass and count above tau, zmn, n(zmn), zmx (largest key <= tau)."""
+    """Per pivot lane: mass (fixed-point, ``w`` from :func:`fix_mass`) and count above
+    tau, zmn, n(zmn), zmx (largest key <= tau)."""
     k2 = key[:, None]
     gt = valid[:, None] & (k2 > taus[None, :])
     cnt = tl.sum(gt.to(tl.int32), axis=0)
     if COUNT:
-        mass = cnt.to(tl.float32)
+        mass = cnt.to(tl.int64)
     else:
-        mass = tl.sum(tl.where(gt, w[:, None], 0.0), axis=0)
+        mass = tl.sum(tl.where(gt, w[:, None], tl.zeros_like(w)[:, None]), axis=0)
     zmn = tl.min(tl.where(gt, k2, ~tl.zeros_like(k2)), axis=0)
     n = tl.sum((gt & (k2 == zmn[None, :])).to(tl.int32), axis=0)
     zmx = tl.max(tl.where(valid[:, None] & (gt == 0), k2, tl.zeros_like(k2)), axis=0)
@@ -379,11 +412,14 @@ def search_round(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row, 
     lo32 = lo.to(tl.uint32)
     if src == 0:
         valid = valid_reg & (keys_reg > lo32)
-        gt = valid[:, None] & (keys_reg[:, None] > taus[None, :])
-        if COUNT:
-            mass = tl.sum(gt.to(tl.int32), axis=0).to(tl.float32)
-        else:
-            mass = tl.sum(tl.where(gt, w_reg[:, None], 0.0), axis=0)
+        mass = tl.zeros((NP,), tl.float32)
+        for j in tl.static_range(NP):  # one lane at a time: a 1-D reduction, few registers
+            gt_j = valid & (keys_reg > pick(taus, idx, j))
+            if COUNT:
+                mass_j = tl.sum(gt_j.to(tl.int32), axis=0).to(tl.float32)
+            else:
+                mass_j = unfix_mass(tl.sum(tl.where(gt_j, w_reg, tl.zeros_like(w_reg)), axis=0))
+            mass = tl.where(idx == j, mass_j, mass)
         a = tl.max(tl.where(mass >= target, idx, 0), axis=0)
         tau_a = pick(taus, idx, a)
         tau_n = pick(taus, idx, a + 1)
@@ -394,7 +430,7 @@ def search_round(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row, 
         zmx_n = tl.max(tl.where(valid & (keys_reg <= tau_n), keys_reg, tl.zeros_like(keys_reg)), axis=0)
         mass_a = pick(mass, idx, a)
     else:
-        mass = tl.zeros((NP,), tl.float32)
+        qmass = tl.zeros((NP,), tl.int64)
         cnt = tl.zeros((NP,), tl.int32)
         zmn = tl.full((NP,), 0xFFFFFFFF, tl.uint32)
         nmn = tl.zeros((NP,), tl.int32)
@@ -403,15 +439,19 @@ def search_round(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row, 
             key, valid = load_chunk(x_row, stride_xv, V, buf_row, cnt_ptr, cnt_stride, c, src == 1, lo32,
                                     SPAN_CAP, CB, DTYPE, W)
             if COUNT:
-                w = tl.zeros((CB,), tl.float32)
+                w = tl.zeros((CB,), tl.int64)
             else:
-                w = weight_of(value_of_key(key, DTYPE, W), m, inf_mode)
+                w = fix_mass(weight_of(value_of_key(key, DTYPE, W), m, inf_mode))
             b_mass, b_cnt, b_zmn, b_n, b_zmx = lane_stats(key, valid, w, taus, COUNT)
-            mass += b_mass
+            qmass += b_mass
             cnt += b_cnt
             nmn = tl.where(b_zmn < zmn, b_n, tl.where(b_zmn == zmn, nmn + b_n, nmn))
             zmn = tl.minimum(zmn, b_zmn)
             zmx = tl.maximum(zmx, b_zmx)
+        if COUNT:
+            mass = qmass.to(tl.float32)
+        else:
+            mass = unfix_mass(qmass)
         a = tl.max(tl.where(mass >= target, idx, 0), axis=0)
         mass_a = pick(mass, idx, a)
         cnt_a = pick(cnt, idx, a)
@@ -474,20 +514,20 @@ def search(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row, cnt_pt
 def stats_above(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row, cnt_ptr, cnt_stride, n_chunks, lo,
                 tau, m, inf_mode, SPAN_CAP: tl.constexpr, CB: tl.constexpr, DTYPE: tl.constexpr,
                 W: tl.constexpr):
-    """Mass above tau over the source."""
+    """Mass above tau over the source (fixed-point sums: any slot order, same bits)."""
     lo32 = lo.to(tl.uint32)
     tau32 = tau.to(tl.uint32)
     if src == 0:
         g = valid_reg & (keys_reg > lo32) & (keys_reg > tau32)
-        mass = tl.sum(tl.where(g, w_reg, 0.0), axis=0)
+        qmass = tl.sum(tl.where(g, w_reg, tl.zeros_like(w_reg)), axis=0)
     else:
-        mass = tl.zeros((), tl.float32)
+        qmass = tl.zeros((), tl.int64)
         for c in range(n_chunks):
             key, valid = load_chunk(x_row, stride_xv, V, buf_row, cnt_ptr, cnt_stride, c, src == 1, lo32,
                                     SPAN_CAP, CB, DTYPE, W)
-            w = weight_of(value_of_key(key, DTYPE, W), m, inf_mode)
-            mass += tl.sum(tl.where(valid & (key > tau32), w, 0.0), axis=0)
-    return mass
+            w = fix_mass(weight_of(value_of_key(key, DTYPE, W), m, inf_mode))
+            qmass += tl.sum(tl.where(valid & (key > tau32), w, tl.zeros_like(w)), axis=0)
+    return unfix_mass(qmass)
 
 
 @triton.jit
@@ -516,7 +556,7 @@ def solve(src, keys_reg, valid_reg, x_row, stride_xv, V, buf_row, cnt_ptr, cnt_s
     Returns (z, nties, count, n_total, next_stage): next_stage 0 when done, 3
     when top-p after top-k still needs a source above z_k (base was not 0).
     """
-    w_reg = weight_of(value_of_key(keys_reg, DTYPE, W), m, inf_mode)
+    w_reg = fix_mass(weight_of(value_of_key(keys_reg, DTYPE, W), m, inf_mode))
     z = z_k
     nties = nties_k
     count = above_k + nties_k
@@ -608,7 +648,8 @@ def finalize(x_row, stride_xv, V, row, z, nties, count, n_total, empty, hit,
 
 
 # Per-row state of the miss path (int64 [B, ST_I], float32 [B, ST_F]).
-ST_I = tl.constexpr(12)  # stage, lo, hi, base_cnt, z_k, nties_k, above_k, n_k, kmax, nmax, inf_mode, n_keep
+ST_I = tl.constexpr(16)  # stage, lo, hi, base_cnt, z_k, nties_k, above_k, n_k, kmax, nmax, inf_mode, n_keep,
+#                          n_in (exact count of keys in (lo, hi], -1 unknown), spare x3
 ST_F = tl.constexpr(4)  # base_mass, target_p, m, (spare)
 
 
@@ -617,7 +658,7 @@ ST_F = tl.constexpr(4)  # base_mass, target_p, m, (spare)
 def finish_kernel(
     x_ptr, stride_xb, stride_xv, V, row0,
     k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode_arg, ties_all, truncation,
-    cand_ptr, part_i_ptr, part_f_ptr, n_spans, state_i_ptr, state_f_ptr,
+    cand_ptr, part_i_ptr, part_f_ptr, n_spans, ctr_ptr, state_i_ptr, state_f_ptr,
     thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr,
     N_SPANS_P2: tl.constexpr, SPAN_CAP: tl.constexpr, CB: tl.constexpr,
     REG_CAP: tl.constexpr, NP: tl.constexpr,
@@ -700,6 +741,7 @@ def finish_kernel(
         hi_m = kmax
         base_c = n_cand * 0
         base_m = cmass * 0.0
+        n_in = n_keep  # exact count of keys in (lo_m, hi_m]
         if (truncation != 0) & (cut > 0) & (cut < kmax) & (cut > lo_m):
             if k_active:
                 enough = n_cand >= K
@@ -707,10 +749,12 @@ def finish_kernel(
                 enough = cmass >= target_p
             if enough:
                 lo_m = cut
+                n_in = n_cand
             else:
                 hi_m = cut
                 base_c = n_cand
                 base_m = cmass
+                n_in = n_keep - n_cand
         tl.store(si + 0, stage.to(tl.int64))
         tl.store(si + 1, lo_m)
         tl.store(si + 2, hi_m)
@@ -719,6 +763,7 @@ def finish_kernel(
         tl.store(si + 9, nmax)
         tl.store(si + 10, inf_mode.to(tl.int64))
         tl.store(si + 11, n_keep)
+        tl.store(si + 12, n_in)
         tl.store(sf + 0, base_m)
         tl.store(sf + 1, target_p)
         tl.store(sf + 2, m)
@@ -727,6 +772,9 @@ def finish_kernel(
         tl.store(si + 0, tl.zeros((), tl.int64))
         finalize(x_row, stride_xv, V, row, z, nties, count, n_total, n_keep == 0, hit,
                  thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr, CB, DTYPE, W, KEY_NEG_INF)
+    # the span counters are spent (the partials hold the counts): zero them for the
+    # miss rounds' gathers and the next wave
+    tl.store(ctr_ptr + slot.to(tl.int64) * n_spans + sidx, tl.zeros((N_SPANS_P2,), tl.int32), mask=sval)
 
 
 @triton.jit
@@ -736,20 +784,37 @@ def gather_bound(stage, hi, p_mode):
     return tl.where((stage == 1) & (p_mode == 2), 0xFFFFFFFF, hi)
 
 
+@triton.jit
+def gather_now(stage, p_mode, n_in, base_cnt, n_spans, SPAN_CAP: tl.constexpr):
+    """Whether a miss round gathers (lo, gather_bound] (and evaluates no lanes).
+
+    ``n_in`` is the exact count of keys in (lo, hi] (-1: unknown).  A round gathers
+    when what it would gather is known to fill at most half the row's slots, so
+    that it almost surely fits and the update can finish the row.
+    """
+    n_gb = tl.where((stage == 1) & (p_mode == 2), n_in + base_cnt, n_in)
+    return (n_in >= 0) & (n_gb <= n_spans * (SPAN_CAP // 2))
+
+
 @triton.jit(do_not_specialize=["V", "row0", "k_scalar", "p_scalar", "k_mode", "p_mode_arg", "n_spans"])
 def round_kernel(
     x_ptr, stride_xb, stride_xv, V, row0,
     k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode_arg,
-    cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, state_i_ptr, state_f_ptr,
-    SPAN: tl.constexpr, SPAN_CAP: tl.constexpr, BLOCK: tl.constexpr, NPM: tl.constexpr,
-    DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr, PREFETCH: tl.constexpr = False,
+    cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr, state_i_ptr, state_f_ptr,
+    SPAN: tl.constexpr, SPAN_CAP: tl.constexpr, BLOCK: tl.constexpr, UNROLL: tl.constexpr, NPM: tl.constexpr,
+    DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr, ATOMIC: tl.constexpr = True,
 ):
-    """One miss round over one span of an unresolved row: NPM lanes over (lo, hi].
+    """One miss round over one span of an unresolved row.
 
-    Lane j is tau_j = lo + (hi - lo) * j // NPM (lane 0 is lo); it yields the
-    count and mass of the span's keys in (tau_j, hi].  The keys in
-    (lo, gather_bound] are also gathered into the span's slot, so that the
-    update can finish the search in one program once they fit.
+    A round either *evaluates* NPM lanes over (lo, hi] (lane j is
+    tau_j = lo + (hi - lo) * j // NPM, lane 0 is lo): the count and mass of the
+    span's keys in (tau_j, hi]; or, once the range is known to be small
+    (:func:`gather_now`), it *gathers* the keys in (lo, gather_bound] into the
+    span's slot, so that the update can finish the row in one program.
+
+    Lane partials are [NPM, BLOCK] per-thread accumulators (one column per
+    entry of a block), reduced once after the loop; each iteration issues
+    UNROLL block loads, so that enough bytes are in flight.
     """
     slot = tl.program_id(0)
     span = tl.program_id(1)
@@ -761,37 +826,51 @@ def round_kernel(
         _k_active, _k, p_mode, _p = row_params(row, k_ptr, k_scalar, p_ptr, p_scalar, V, k_mode, p_mode_arg)
         lo = tl.load(si + 1)
         hi = tl.load(si + 2)
+        base_cnt = tl.load(si + 3)
+        n_in = tl.load(si + 12)
         inf_mode = tl.load(si + 10) != 0
         m = tl.load(sf + 2)
         lo32 = lo.to(tl.uint32)
         hi32 = hi.to(tl.uint32)
-        gb32 = gather_bound(stage, hi, p_mode).to(tl.uint32)
-        idx = tl.arange(0, NPM).to(tl.int64)
-        taus = pivot(lo, hi, idx, NPM - 1).to(tl.uint32)
         x_row = x_ptr + row * stride_xb
         base = (slot.to(tl.int64) * n_spans + span)
-        cand_base = cand_ptr + base * SPAN_CAP
-        cnt2 = tl.zeros((BLOCK, NPM), tl.int32)  # per-thread partials, reduced once after the loop
-        mass2 = tl.zeros((BLOCK, NPM), tl.float32)
-        n_g = tl.zeros((), tl.int32)
         start = tl.cast(span, tl.int64) * SPAN
-        nxt = first_block(x_row, stride_xv, V, start, SPAN, BLOCK, PREFETCH)
-        for i in range(0, SPAN, BLOCK):
-            _raw, key, nxt = span_block(x_row, stride_xv, V, start, i, nxt, SPAN, BLOCK, DTYPE, W, PREFETCH)
-            inr = (key > lo32) & (key <= hi32)
-            gt = inr[:, None] & (key[:, None] > taus[None, :])
-            cnt2 += gt.to(tl.int32)
-            if stage != 1:
-                w = weight_of(value_of_key(key, DTYPE, W), m, inf_mode)
-                mass2 += tl.where(gt, w[:, None], 0.0)
-            g = (key > lo32) & (key <= gb32) & (key > KEY_NEG_INF)
-            n_g = append_keys(cand_base, key, g, n_g, SPAN_CAP)
-        cnt = tl.sum(cnt2, axis=0)
-        mass = tl.sum(mass2, axis=0)
-        ri = rpart_i_ptr + base * (NPM + 1)
-        tl.store(ri + idx, cnt)
-        tl.store(ri + NPM, n_g)
-        tl.store(rpart_f_ptr + base * NPM + idx, mass)
+        cols = tl.arange(0, BLOCK)
+        if gather_now(stage, p_mode, n_in, base_cnt, n_spans, SPAN_CAP):
+            gb32 = gather_bound(stage, hi, p_mode).to(tl.uint32)
+            cand_base = cand_ptr + base * SPAN_CAP
+            ctr = ctr_ptr + base
+            n_g = tl.zeros((), tl.int32)
+            for i in range(0, SPAN, BLOCK * UNROLL):
+                for u in tl.static_range(UNROLL):
+                    offs = start + i + u * BLOCK + cols.to(tl.int64)
+                    inb = offs < V
+                    raw = tl.load(x_row + offs * stride_xv, mask=inb, other=0.0)
+                    key = tl.where(inb, keys_of(raw, DTYPE, W), tl.zeros((BLOCK,), tl.uint32))
+                    g = (key > lo32) & (key <= gb32) & (key > KEY_NEG_INF)
+                    n_g = append_keys(cand_base, ctr, key, g, n_g, SPAN_CAP, ATOMIC)
+            if not ATOMIC:
+                tl.store(ctr, n_g)
+        else:
+            lanes = tl.arange(0, NPM)
+            taus = pivot(lo, hi, lanes.to(tl.int64), NPM - 1).to(tl.uint32)[:, None]
+            cnt2 = tl.zeros((NPM, BLOCK), tl.int32)  # per-thread partials, reduced once after the loop
+            mass2 = tl.zeros((NPM, BLOCK), tl.float32)
+            for i in range(0, SPAN, BLOCK * UNROLL):
+                for u in tl.static_range(UNROLL):
+                    offs = start + i + u * BLOCK + cols.to(tl.int64)
+                    inb = offs < V
+                    raw = tl.load(x_row + offs * stride_xv, mask=inb, other=0.0)
+                    key = tl.where(inb, keys_of(raw, DTYPE, W), tl.zeros((BLOCK,), tl.uint32))
+                    # keys above hi become 0, which no lane counts (tau_j >= lo >= 0): one compare a lane
+                    kin = tl.where(key <= hi32, key, tl.zeros((BLOCK,), tl.uint32))
+                    gt = kin[None, :] > taus
+                    cnt2 += gt.to(tl.int32)
+                    if stage != 1:
+                        w = weight_of(value_of_key(key, DTYPE, W), m, inf_mode)
+                        mass2 += tl.where(gt, w[None, :], 0.0)
+            tl.store(rpart_i_ptr + base * NPM + lanes, tl.sum(cnt2, axis=1))
+            tl.store(rpart_f_ptr + base * NPM + lanes, tl.sum(mass2, axis=1))
 
 
 @triton.jit(do_not_specialize=["V", "row0", "k_scalar", "p_scalar", "k_mode", "p_mode_arg", "ties_all",
@@ -799,16 +878,18 @@ def round_kernel(
 def update_kernel(
     x_ptr, stride_xb, stride_xv, V, row0,
     k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode_arg, ties_all,
-    cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, state_i_ptr, state_f_ptr, last,
+    cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr, state_i_ptr, state_f_ptr, last,
     thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr,
     N_SPANS_P2: tl.constexpr, SPAN_CAP: tl.constexpr, CB: tl.constexpr, REG_CAP: tl.constexpr,
     NP: tl.constexpr, NPM: tl.constexpr, MAX_ROUNDS: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr,
     KEY_NEG_INF: tl.constexpr,
 ):
-    """After a miss round: combine the span lanes in span order, then either finish the
-    row over the gathered keys (they fit), or narrow (lo, hi] to one lane, or, when the
-    range is a single key, settle the stage.  On the ``last`` round a row that is still
-    open finishes with a search over the row itself (exact, slower)."""
+    """After a miss round.  A gathering round: finish the row over the gathered keys
+    (they fit), or fall back to evaluating.  An evaluating round: combine the span
+    lanes in span order and narrow (lo, hi] to one lane (recording the exact count
+    left in it), or, when the range is a single key, settle the stage.  On the
+    ``last`` round a row that is still open finishes with a search over the row
+    itself (exact, slower).  The row's gather counters are left at zero."""
     slot = tl.program_id(0)
     row = (row0 + slot).to(tl.int64)
     si = state_i_ptr + row * ST_I
@@ -831,24 +912,27 @@ def update_kernel(
         target_p = tl.load(sf + 1)
         m = tl.load(sf + 2)
         K = tl.minimum(k, tl.load(si + 11))
+        n_in = tl.load(si + 12)
+        gathered = gather_now(stage, p_mode, n_in, base_cnt, n_spans, SPAN_CAP)
         idx = tl.arange(0, NPM)
         sidx = tl.arange(0, N_SPANS_P2)
         sval = sidx < n_spans
         rbase = slot.to(tl.int64) * n_spans
         cnt = tl.zeros((NPM,), tl.int64)
         mass = tl.zeros((NPM,), tl.float32)
-        for s in range(n_spans):
-            cnt += tl.load(rpart_i_ptr + (rbase + s) * (NPM + 1) + idx).to(tl.int64)
-            mass += tl.load(rpart_f_ptr + (rbase + s) * NPM + idx)
-        n_g_s = tl.load(rpart_i_ptr + (rbase + sidx) * (NPM + 1) + NPM, mask=sval, other=0)
+        if gathered == 0:
+            for s in range(n_spans):
+                cnt += tl.load(rpart_i_ptr + (rbase + s) * NPM + idx).to(tl.int64)
+                mass += tl.load(rpart_f_ptr + (rbase + s) * NPM + idx)
+        n_g_s = tl.load(ctr_ptr + rbase + sidx, mask=sval, other=0)
         n_g = tl.sum(n_g_s, axis=0)
-        fits = tl.max(n_g_s, axis=0) <= SPAN_CAP
+        fits = gathered & (tl.max(n_g_s, axis=0) <= SPAN_CAP)
         resolved = stage < 0  # False
         z = z_k
         nties = nties_k
         count = above_k + nties_k
         n_total = n_k
-        if stage == 3:  # top-p over the top-k survivors: lane 0 is z_k, base 0
+        if (stage == 3) & (gathered == 0):  # top-p over the top-k survivors: lane 0 is z_k, base 0
             mass_zk = pick(mass, idx, 0)
             w_zk = weight_of(value_of_key(z_k, DTYPE, W), m, inf_mode)
             target_p = p * (mass_zk + nties_k.to(tl.float32) * w_zk)
@@ -859,8 +943,8 @@ def update_kernel(
             else:
                 stage = stage * 0 + 2
         src = tl.where(n_g <= REG_CAP, 0, 1)
-        keys_reg, valid_reg = load_slots(cand_ptr + rbase * SPAN_CAP, rpart_i_ptr + rbase * (NPM + 1) + NPM,
-                                         NPM + 1, tl.where((resolved == 0) & fits & (src == 0), n_spans, 0),
+        keys_reg, valid_reg = load_slots(cand_ptr + rbase * SPAN_CAP, ctr_ptr + rbase, 1,
+                                         tl.where((resolved == 0) & fits & (src == 0), n_spans, 0),
                                          N_SPANS_P2, SPAN_CAP)
         if resolved == 0:
             if fits:
@@ -868,7 +952,7 @@ def update_kernel(
                 whole = gb > hi  # gathered everything above lo
                 z, nties, count, n_total, nxt = solve(
                     src, keys_reg, valid_reg, x_row, stride_xv, V, cand_ptr + rbase * SPAN_CAP,
-                    rpart_i_ptr + rbase * (NPM + 1) + NPM, NPM + 1, n_spans * (SPAN_CAP // CB),
+                    ctr_ptr + rbase, 1, n_spans * (SPAN_CAP // CB),
                     stage, lo, tl.where(whole, kmax, hi), tl.where(whole, 0, base_cnt),
                     tl.where(whole, 0.0, base_mass), K, p_mode, p, target_p, z_k, nties_k, above_k, n_k,
                     kmax, nmax, ties_all, m, inf_mode, NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W)
@@ -882,8 +966,11 @@ def update_kernel(
                     hi = kmax
                     base_cnt = base_cnt * 0
                     base_mass = tl.zeros((), tl.float32)
+                    n_in = above_k
                 else:
                     resolved = stage > 0
+            elif gathered:  # the gathered keys did not fit: evaluate lanes next round
+                n_in = n_in * 0 - 1
             else:
                 # narrow to the lane that holds the boundary
                 if stage == 1:
@@ -902,6 +989,7 @@ def update_kernel(
                 hi = new_hi
                 base_cnt += cnt_next
                 base_mass += mass_next
+                n_in = n_eq
                 if hi - lo <= 1:  # a single key left: z* = hi
                     if stage == 1:
                         z_k = hi
@@ -918,6 +1006,7 @@ def update_kernel(
                             hi = kmax
                             base_cnt = base_cnt * 0
                             base_mass = tl.zeros((), tl.float32)
+                            n_in = above_k
                         else:
                             if p_mode == 1:
                                 n_best = tl.where(kmax == z_k, nties_k, nmax)
@@ -955,8 +1044,10 @@ def update_kernel(
             tl.store(si + 5, nties_k)
             tl.store(si + 6, above_k)
             tl.store(si + 7, n_k)
+            tl.store(si + 12, n_in)
             tl.store(sf + 0, base_mass)
             tl.store(sf + 1, target_p)
+        tl.store(ctr_ptr + rbase + sidx, tl.zeros((N_SPANS_P2,), tl.int32), mask=sval)
 
 
 @triton.jit

@@ -22,12 +22,13 @@ TORCH_DTYPE = {"float32": torch.float32, "float16": torch.float16, "bfloat16": t
 # Geometry.  A row is cut into spans of SPAN entries (a function of V only, so
 # a row's arithmetic never depends on B or on the launch: batch invariance).
 MAX_SPAN = 16384
-BLOCK = 2048  # entries per iteration of the span pass (1024 won the H200 sweep; not yet run through -m gpu)
+BLOCK = 1024  # entries per iteration of the span pass (1024 won the H200 sweep of 9b05172)
 SPAN_CAP = 1024  # candidates kept per span (6.25%); more is a truncation miss
 CB = 1024  # keys per chunk of a search over memory (== SPAN_CAP: one chunk per span)
 SCRATCH_BYTES = 12 << 20  # scratch budget per wave (candidates and partials)
 MISS_PIVOTS = 15  # pivots per parallel miss round (16 lanes: 4 bits of key a round)
-ROUND_BLOCK = 512  # entries per iteration of a miss round (256 won the same sweep; not yet run through -m gpu)
+ROUND_BLOCK = 256  # entries per block of a miss round (one column of lane accumulators per entry)
+ROUND_UNROLL = 4  # blocks loaded per iteration of a miss round (bytes in flight)
 
 
 def miss_rounds(width: int) -> int:
@@ -90,6 +91,7 @@ def run_select(x: torch.Tensor, req: Request):
     n_rounds = int_option(opts, "miss_rounds", miss_rounds(kc.width))
     span_warps = int_option(opts, "span_warps", 8, choices=WARPS)
     round_warps = int_option(opts, "round_warps", 8, choices=WARPS)
+    atomic = bool(opts.get("atomic", True))
 
     thr_key = torch.empty(B, dtype=torch.int64, device=dev)
     thr_bits = torch.empty(B, dtype=torch.int32, device=dev)
@@ -97,7 +99,7 @@ def run_select(x: torch.Tensor, req: Request):
     count = torch.empty(B, dtype=torch.int32, device=dev)
     hit = torch.empty(B, dtype=torch.int8, device=dev)
     cut_idx = torch.empty(B, dtype=torch.int64, device=dev)
-    state_i = torch.empty((B, 12), dtype=torch.int64, device=dev)
+    state_i = torch.empty((B, kernels.ST_I.value), dtype=torch.int64, device=dev)
     state_f = torch.empty((B, 4), dtype=torch.float32, device=dev)
     if B > 0:
         k_mode, k_t, k_s = _per_row(req.k, B, dev, torch.int64)
@@ -115,18 +117,22 @@ def run_select(x: torch.Tensor, req: Request):
         span_cap = int_option(opts, "span_cap", SPAN_CAP, pow2=True)
         block = min(int_option(opts, "span_block", BLOCK, pow2=True), span)
         round_block = min(int_option(opts, "round_block", ROUND_BLOCK, pow2=True), span)
+        round_unroll = min(int_option(opts, "round_unroll", ROUND_UNROLL, pow2=True), span // round_block)
         cb = min(CB, span_cap)
         n_spans = triton.cdiv(V, span)
         n_spans_p2 = max(2, triton.next_power_of_2(n_spans))
         slots = n_spans_p2 * span_cap  # the register search loads every slot of a row
         reg_cap = int_option(opts, "reg_cap", slots, pow2=True)
         search_warps = 8 if slots <= 4096 else 16
-        per_row_bytes = n_spans * (span_cap * 4 + 8 * 8 + 4 * 4 + (npm + 1) * 4 + npm * 4)
+        per_row_bytes = n_spans * (span_cap * 4 + 8 * 8 + 4 * 4 + 4 + npm * 4 + npm * 4)
         wave = max(1, min(B, SCRATCH_BYTES // per_row_bytes))
         cand = torch.empty((wave, n_spans, span_cap), dtype=torch.int32, device=dev)
         part_i = torch.empty((wave, n_spans, 8), dtype=torch.int64, device=dev)
         part_f = torch.empty((wave, n_spans, 4), dtype=torch.float32, device=dev)
-        rpart_i = torch.empty((wave, n_spans, npm + 1), dtype=torch.int32, device=dev)
+        rpart_i = torch.empty((wave, n_spans, npm), dtype=torch.int32, device=dev)
+        # gather counters (atomic slot positions): zero here; every kernel that uses them
+        # leaves them at zero for the next user (span pass -> finish -> rounds -> updates)
+        ctr = torch.zeros((wave, n_spans), dtype=torch.int32, device=dev)
         rpart_f = torch.empty((wave, n_spans, npm), dtype=torch.float32, device=dev)
         common = dict(DTYPE=DTYPE_CODE[req.dtype], W=kc.width)
         search_const = dict(N_SPANS_P2=n_spans_p2, SPAN_CAP=span_cap, CB=cb,
@@ -139,18 +145,18 @@ def run_select(x: torch.Tensor, req: Request):
                 x, x.stride(0), x.stride(1), V, row0,
                 k_ptr, k_s, p_ptr, p_s, k_mode, p_mode,
                 topk_lut, topp_lut,
-                cand, part_i, part_f, n_spans,
+                cand, part_i, part_f, n_spans, ctr,
                 SPAN=span, SPAN_CAP=span_cap, BLOCK=block,
                 KEY_NEG_INF=kc.key_neg_inf, KEY_POS_INF=kc.key_pos_inf,
                 SAMPLE=SAMPLE_SIZE, LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE,
                 TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size, HAS_P=p_mode != 0,
-                PREFETCH=bool(opts.get("span_prefetch", False)),
+                PREFETCH=bool(opts.get("span_prefetch", False)), ATOMIC=atomic,
                 num_warps=span_warps, **common,
             )
             kernels.finish_kernel[(rows,)](
                 x, x.stride(0), x.stride(1), V, row0,
                 k_ptr, k_s, p_ptr, p_s, k_mode, p_mode, ties_all, int(truncation),
-                cand, part_i, part_f, n_spans, state_i, state_f,
+                cand, part_i, part_f, n_spans, ctr, state_i, state_f,
                 thr_key, thr_bits, num_ties, count, hit, cut_idx,
                 num_warps=search_warps, **search_const, **common,
             )
@@ -158,15 +164,14 @@ def run_select(x: torch.Tensor, req: Request):
                 kernels.round_kernel[(rows, n_spans)](
                     x, x.stride(0), x.stride(1), V, row0,
                     k_ptr, k_s, p_ptr, p_s, k_mode, p_mode,
-                    cand, rpart_i, rpart_f, n_spans, state_i, state_f,
-                    SPAN=span, SPAN_CAP=span_cap, BLOCK=round_block, NPM=npm,
-                    PREFETCH=bool(opts.get("round_prefetch", False)),
-                    KEY_NEG_INF=kc.key_neg_inf, num_warps=round_warps, **common,
+                    cand, rpart_i, rpart_f, n_spans, ctr, state_i, state_f,
+                    SPAN=span, SPAN_CAP=span_cap, BLOCK=round_block, UNROLL=round_unroll, NPM=npm,
+                    ATOMIC=atomic, KEY_NEG_INF=kc.key_neg_inf, num_warps=round_warps, **common,
                 )
                 kernels.update_kernel[(rows,)](
                     x, x.stride(0), x.stride(1), V, row0,
                     k_ptr, k_s, p_ptr, p_s, k_mode, p_mode, ties_all,
-                    cand, rpart_i, rpart_f, n_spans, state_i, state_f, int(r == n_rounds - 1),
+                    cand, rpart_i, rpart_f, n_spans, ctr, state_i, state_f, int(r == n_rounds - 1),
                     thr_key, thr_bits, num_ties, count, hit, cut_idx,
                     NPM=npm, num_warps=search_warps, **search_const, **common,
                 )
