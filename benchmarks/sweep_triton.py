@@ -2,7 +2,7 @@
 
     PYTHONPATH=. python3 benchmarks/sweep_triton.py --out $OUT/sweep.json
 
-Times ``qrita.select`` (CUDA-graph medians) at B=1024, V=131072 (Zipf/Gaussian, fp32/bf16) for
+Times ``qrita.select`` (CUDA-graph medians) at B=1024 and B=1, V=131072 (Zipf/Gaussian, fp32/bf16) for
 each option set, after checking that threshold, count and ties equal the default's.  A developer probe:
 the chosen defaults go into ``qrita/backends/triton/launch.py``.
 """
@@ -18,15 +18,19 @@ from gpu_check import graph_time, make_logits  # same folder: run as a script
 
 import qrita
 
-SPAN_CONFIGS = [{}, dict(atomic=False), dict(span_block=2048), dict(span_block=512), dict(span_warps=4),
-                dict(span_block=2048, span_warps=16), dict(span_prefetch=True), dict(span=8192), dict(span=32768)]
-ROUND_CONFIGS = [{}, dict(miss_pivots=7), dict(miss_pivots=3), dict(round_unroll=2), dict(round_unroll=8),
-                 dict(round_block=128), dict(round_block=512, round_unroll=2), dict(round_warps=4),
-                 dict(atomic=False)]
-# (dist, dtype, k, p, configs)
-CASES = [("zipf", torch.float32, 50, None, SPAN_CONFIGS), ("zipf", torch.float32, None, 0.9, ROUND_CONFIGS),
-         ("gaussian", torch.float32, None, 0.9, ROUND_CONFIGS[:3]), ("zipf", torch.float32, 100, 0.9, SPAN_CONFIGS[:3]),
-         ("zipf", torch.bfloat16, 50, None, SPAN_CONFIGS[:3])]
+SPAN_CONFIGS = [{}, dict(cut_pass=False), dict(span_block=2048), dict(span_block=512), dict(span_warps=4),
+                dict(span_block=2048, span_warps=16), dict(span_prefetch=True), dict(span=32768), dict(span=65536)]
+ROUND_CONFIGS = [{}, dict(round_unroll=2), dict(round_unroll=8), dict(round_block=128), dict(round_warps=4),
+                 dict(round_block=512, round_unroll=2)]
+SMALL_CONFIGS = [{}, dict(span=4096), dict(span=8192), dict(span=4096, span_block=256, span_warps=4)]
+# (dist, dtype, B, k, p, configs)
+CASES = [("zipf", torch.float32, 1024, 50, None, SPAN_CONFIGS),
+         ("zipf", torch.float32, 1024, None, 0.9, ROUND_CONFIGS),
+         ("gauss", torch.float32, 1024, None, 0.9, ROUND_CONFIGS[:2]),
+         ("zipf", torch.float32, 1024, 100, 0.9, SPAN_CONFIGS[:3] + SPAN_CONFIGS[7:8]),
+         ("zipf", torch.bfloat16, 1024, 50, None, SPAN_CONFIGS[:4]),
+         ("zipf", torch.float32, 1, 50, None, SMALL_CONFIGS),
+         ("zipf", torch.float32, 1, None, 0.9, SMALL_CONFIGS[:2])]
 
 
 def main() -> None:
@@ -36,8 +40,8 @@ def main() -> None:
     args = ap.parse_args()
     rows = []
     t0 = time.time()
-    for dist, dtype, k, p, configs in CASES:
-        x = make_logits(dist, 1024, 131072, dtype)
+    for dist, dtype, B, k, p, configs in CASES:
+        x = make_logits(dist, B, 131072, dtype)
         base = qrita.select(x, k, p, backend="triton")
         for opts in configs:
             if time.time() - t0 > args.budget_s:
@@ -47,10 +51,10 @@ def main() -> None:
                 same = bool(torch.equal(sel.count, base.count) and torch.equal(sel.num_ties, base.num_ties)
                             and torch.equal(sel.threshold, base.threshold))
                 us = graph_time(lambda o=opts: qrita.select(x, k, p, backend="triton", options=o))
-                row = dict(dist=dist, dtype=str(dtype), k=k, p=p, options=opts, us=round(us, 1), same=same,
+                row = dict(dist=dist, dtype=str(dtype), B=B, k=k, p=p, options=opts, us=round(us, 1), same=same,
                            hit=float(sel.hit.float().mean()))
             except Exception as exc:  # noqa: BLE001 - a probe: report and go on
-                row = dict(dist=dist, dtype=str(dtype), k=k, p=p, options=opts,
+                row = dict(dist=dist, dtype=str(dtype), B=B, k=k, p=p, options=opts,
                            error=f"{type(exc).__name__}: {str(exc)[:200]}")
             rows.append(row)
             print(row, flush=True)

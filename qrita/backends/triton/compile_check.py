@@ -46,20 +46,28 @@ def variants(dtype: str, V: int = 131072):
     row = {"x_ptr": x, "stride_xb": "i64", "stride_xv": "i64", "V": "i32", "row0": "i32",
            "k_ptr": "*i64", "k_scalar": "i64", "p_ptr": "*fp32", "p_scalar": "fp32"}
     span_args = dict(row, k_mode="i32", p_mode="i32", topk_lut_ptr="*fp32", topp_lut_ptr="*fp32",
-                     cand_ptr="*i32", part_i_ptr="*i64", part_f_ptr="*fp32", n_spans="i32", ctr_ptr="*i32")
-    # prefetch and atomic=False (index-order scan) are sweep options
-    for has_p, prefetch, atomic in ((False, False, True), (True, False, True), (True, True, True),
-                                    (False, False, False)):
+                     cand_ptr="*i32", part_i_ptr="*i64", part_f_ptr="*fp32", n_spans="i32", ctr_ptr="*i32",
+                     cut_ptr="*i64")
+    cut_args = dict(row, k_mode="i32", p_mode="i32", topk_lut_ptr="*fp32", topp_lut_ptr="*fp32", cut_ptr="*i64")
+    cut_const = dict(DTYPE=code, W=kc.width, SAMPLE=SAMPLE_SIZE, LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE,
+                     TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size)
+    yield f"cut_kernel[{dtype}]", _source(kernels.cut_kernel, cut_args, cut_const), 4
+    # (has_p, prefetch, cut computed by cut_kernel, smallest key tracked); prefetch is a sweep option
+    for has_p, prefetch, cut_in, need_min in ((False, False, True, False), (True, False, True, False),
+                                              (True, False, False, True), (False, False, False, True),
+                                              (True, True, True, False)):
         span_const = dict(SPAN=launch.MAX_SPAN, SPAN_CAP=launch.SPAN_CAP, BLOCK=launch.BLOCK, DTYPE=code,
                           W=kc.width, KEY_NEG_INF=kc.key_neg_inf, KEY_POS_INF=kc.key_pos_inf, SAMPLE=SAMPLE_SIZE,
                           LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE, TOPK_LUT_N=TOPK_DELTA.size,
-                          TOPP_LUT_N=TOPP_DELTA.size, HAS_P=has_p, PREFETCH=prefetch, ATOMIC=atomic)
-        name = f"span_kernel[{dtype}, has_p={has_p}" + (", prefetch" if prefetch else "")
-        name += "]" if atomic else ", scan]"
+                          TOPP_LUT_N=TOPP_DELTA.size, HAS_P=has_p, PREFETCH=prefetch, CUT_IN=cut_in,
+                          NEED_MIN=need_min)
+        name = f"span_kernel[{dtype}, has_p={has_p}, cut_in={cut_in}, need_min={need_min}"
+        name += ", prefetch]" if prefetch else "]"
         yield name, _source(kernels.span_kernel, span_args, span_const), 8
     outputs = dict(thr_key_ptr="*i64", thr_bits_ptr="*i32", num_ties_ptr="*i32", count_ptr="*i32", hit_ptr="*i8",
                    cut_idx_ptr="*i64")
     search_const = dict(N_SPANS_P2=n_spans_p2, SPAN_CAP=launch.SPAN_CAP, CB=launch.CB, REG_CAP=slots,
+                        REG_SMALL=launch.REG_SMALL,
                         NP=triton.next_power_of_2(NUM_PIVOTS + 1),
                         MAX_ROUNDS=core_search.max_rounds(kc.width, NUM_PIVOTS) + 2, DTYPE=code, W=kc.width,
                         KEY_NEG_INF=kc.key_neg_inf)
@@ -69,19 +77,16 @@ def variants(dtype: str, V: int = 131072):
     yield f"finish_kernel[{dtype}]", _source(kernels.finish_kernel, finish_args, search_const), search_warps
     round_args = dict(row, k_mode="i32", p_mode_arg="i32", cand_ptr="*i32", rpart_i_ptr="*i32",
                       rpart_f_ptr="*fp32", n_spans="i32", ctr_ptr="*i32", state_i_ptr="*i64", state_f_ptr="*fp32")
-    for atomic in (True, False):
-        round_const = dict(SPAN=launch.MAX_SPAN, SPAN_CAP=launch.SPAN_CAP, BLOCK=launch.ROUND_BLOCK,
-                           UNROLL=launch.ROUND_UNROLL, NPM=npm, DTYPE=code, W=kc.width, KEY_NEG_INF=kc.key_neg_inf,
-                           ATOMIC=atomic)
-        name = f"round_kernel[{dtype}" + ("]" if atomic else ", scan]")
-        yield name, _source(kernels.round_kernel, round_args, round_const), 8
+    round_const = dict(SPAN=launch.MAX_SPAN, SPAN_CAP=launch.SPAN_CAP, BLOCK=launch.ROUND_BLOCK,
+                       UNROLL=launch.ROUND_UNROLL, NPM=npm, DTYPE=code, W=kc.width, KEY_NEG_INF=kc.key_neg_inf)
+    yield f"round_kernel[{dtype}]", _source(kernels.round_kernel, round_args, round_const), 8
     update_args = dict(row, k_mode="i32", p_mode_arg="i32", ties_all="i32", cand_ptr="*i32", rpart_i_ptr="*i32",
                        rpart_f_ptr="*fp32", n_spans="i32", ctr_ptr="*i32", state_i_ptr="*i64", state_f_ptr="*fp32",
                        last="i32",
                        **outputs)
     update_const = dict(search_const, NPM=npm)
-    update_const = {name: update_const[name] for name in ("N_SPANS_P2", "SPAN_CAP", "CB", "REG_CAP", "NP", "NPM",
-                                                          "MAX_ROUNDS", "DTYPE", "W", "KEY_NEG_INF")}
+    update_const = {name: update_const[name] for name in ("N_SPANS_P2", "SPAN_CAP", "CB", "REG_CAP", "REG_SMALL", "NP",
+                                                          "NPM", "MAX_ROUNDS", "DTYPE", "W", "KEY_NEG_INF")}
     yield f"update_kernel[{dtype}]", _source(kernels.update_kernel, update_args, update_const), search_warps
     mask_args = {"x_ptr": x, "stride_xb": "i64", "stride_xv": "i64", "out_ptr": x, "stride_ob": "i64",
                  "stride_ov": "i64", "V": "i32", "thr_key_ptr": "*i64", "cut_idx_ptr": "*i64", "mask_value": "fp32"}

@@ -216,25 +216,34 @@ def span_block(x_row, stride_xv, V, start, i, nxt, SPAN: tl.constexpr, BLOCK: tl
 
 
 @triton.jit
-def append_keys(slot_ptr, ctr_ptr, key, sel, n, CAP: tl.constexpr, ATOMIC: tl.constexpr):
-    """Append the selected keys to a slot of CAP keys; past CAP they are only counted.
+def append_keys(slot_ptr, ctr_ptr, key, sel, cap):
+    """Append the selected keys to a row's slot of ``cap`` keys; past ``cap`` they are only counted.
 
-    ``ATOMIC``: each selected key takes its position from an atomic counter at
-    ``ctr_ptr`` (zero before the pass): no block-wide scan or barrier in the loop,
-    and the slot order is arbitrary (every consumer is order-independent: counts,
-    min/max, and fixed-point masses).  Otherwise a block prefix sum keeps index
-    order.  Returns the new count ``n`` (a scalar; unused with ``ATOMIC``).
+    Each selected key takes its position from the row's atomic counter at
+    ``ctr_ptr`` (zero before the pass): no block-wide scan or barrier, and every
+    program of the row shares one compact slot.  The slot order is arbitrary;
+    every consumer is order-independent (counts, min/max, fixed-point masses).
     """
-    if ATOMIC:
-        ones = tl.full(key.shape, 1, tl.int32)
-        pos = tl.atomic_add(ctr_ptr + tl.zeros(key.shape, tl.int32), ones, mask=sel, sem="relaxed")
-        tl.store(slot_ptr + pos, key.to(tl.int32, bitcast=True), mask=sel & (pos < CAP))
-    else:
-        c = sel.to(tl.int32)
-        pos = n + tl.cumsum(c, axis=0) - 1
-        tl.store(slot_ptr + pos, key.to(tl.int32, bitcast=True), mask=sel & (pos < CAP))
-        n = n + tl.sum(c, axis=0)
-    return n
+    ones = tl.full(key.shape, 1, tl.int32)
+    pos = tl.atomic_add(ctr_ptr + tl.zeros(key.shape, tl.int32), ones, mask=sel, sem="relaxed")
+    tl.store(slot_ptr + pos, key.to(tl.int32, bitcast=True), mask=sel & (pos < cap))
+
+
+@triton.jit(do_not_specialize=["V", "row0", "k_scalar", "p_scalar", "k_mode", "p_mode"])
+def cut_kernel(
+    x_ptr, stride_xb, stride_xv, V, row0,
+    k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode,
+    topk_lut_ptr, topp_lut_ptr, cut_ptr,
+    DTYPE: tl.constexpr, W: tl.constexpr,
+    SAMPLE: tl.constexpr, LUT_STEPS: tl.constexpr, TOPK_LUT_N: tl.constexpr, TOPP_LUT_N: tl.constexpr,
+):
+    """The sigma-truncation cut of each row of a wave, once per row (grid (rows,)), for the span pass."""
+    slot = tl.program_id(0)
+    row = (row0 + slot).to(tl.int64)
+    k_active, k, row_p_mode, p = row_params(row, k_ptr, k_scalar, p_ptr, p_scalar, V, k_mode, p_mode)
+    cut = row_cut_key(x_ptr + row * stride_xb, stride_xv, V, k_active, k, row_p_mode, p, topk_lut_ptr,
+                      topp_lut_ptr, DTYPE, W, SAMPLE, LUT_STEPS, TOPK_LUT_N, TOPP_LUT_N)
+    tl.store(cut_ptr + slot, cut)
 
 
 @triton.jit(do_not_specialize=["V", "row0", "k_scalar", "p_scalar", "k_mode", "p_mode", "n_spans"])
@@ -242,30 +251,40 @@ def span_kernel(
     x_ptr, stride_xb, stride_xv, V, row0,
     k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode,
     topk_lut_ptr, topp_lut_ptr,
-    cand_ptr, part_i_ptr, part_f_ptr, n_spans, ctr_ptr,
+    cand_ptr, part_i_ptr, part_f_ptr, n_spans, ctr_ptr, cut_ptr,
     SPAN: tl.constexpr, SPAN_CAP: tl.constexpr, BLOCK: tl.constexpr,
     DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr, KEY_POS_INF: tl.constexpr,
     SAMPLE: tl.constexpr, LUT_STEPS: tl.constexpr, TOPK_LUT_N: tl.constexpr, TOPP_LUT_N: tl.constexpr,
-    HAS_P: tl.constexpr, PREFETCH: tl.constexpr = False, ATOMIC: tl.constexpr = True,
+    HAS_P: tl.constexpr, PREFETCH: tl.constexpr = False, CUT_IN: tl.constexpr = False,
+    NEED_MIN: tl.constexpr = True,
 ):
-    """Partials of one span of one row; candidates go to ``cand[slot, span, :SPAN_CAP]``.
+    """Partials of one span of one row; candidates go to the row's slot ``cand[slot, :n_spans * SPAN_CAP]``.
 
     Counters live in per-lane vectors and are reduced once at the end of the
-    span.  With ``ATOMIC`` (the default) candidates take their slot positions
-    from the span's counter ``ctr[slot, span]`` (zero on entry), so the loop has
-    no block-level operation at all; otherwise a block prefix sum keeps them in
-    index order.
+    span.  Candidates take their slot positions from the row's counter
+    ``ctr[slot]`` (zero on entry), so the loop has no block-level operation.
+
+    ``CUT_IN``: the row's cut was computed by :func:`cut_kernel` (``cut[slot]``);
+    otherwise each program computes it (the same function of the same sample:
+    the same bits).  ``NEED_MIN``: track the smallest key and its count (only
+    rows that keep everything need it; without it the partials hold
+    ``KEY_NEG_INF + 1``, a valid exclusive lower bound for the miss path).  The
+    +inf count is kept only with ``HAS_P`` (it only changes top-p weights).
     """
     slot = tl.program_id(0)
     span = tl.program_id(1)
     row = (row0 + slot).to(tl.int64)
     x_row = x_ptr + row * stride_xb
     k_active, k, row_p_mode, p = row_params(row, k_ptr, k_scalar, p_ptr, p_scalar, V, k_mode, p_mode)
-    cut = row_cut_key(x_row, stride_xv, V, k_active, k, row_p_mode, p, topk_lut_ptr, topp_lut_ptr,
-                      DTYPE, W, SAMPLE, LUT_STEPS, TOPK_LUT_N, TOPP_LUT_N)
+    if CUT_IN:
+        cut = tl.load(cut_ptr + slot)
+    else:
+        cut = row_cut_key(x_row, stride_xv, V, k_active, k, row_p_mode, p, topk_lut_ptr, topp_lut_ptr,
+                          DTYPE, W, SAMPLE, LUT_STEPS, TOPK_LUT_N, TOPP_LUT_N)
     cut32 = cut.to(tl.uint32)
-    cand_base = cand_ptr + (slot.to(tl.int64) * n_spans + span) * SPAN_CAP
-    ctr = ctr_ptr + (slot.to(tl.int64) * n_spans + span)
+    rowcap = n_spans * SPAN_CAP
+    cand_base = cand_ptr + slot.to(tl.int64) * rowcap
+    ctr = ctr_ptr + slot
 
     zero_u = tl.zeros((BLOCK,), tl.uint32)
     n_keep_v = tl.zeros((BLOCK,), tl.int32)
@@ -278,7 +297,6 @@ def span_kernel(
     z_v = tl.zeros((BLOCK,), tl.float32)  # per-lane sum exp(x - m_v), finite entries
     cm_v = tl.zeros((BLOCK,), tl.float32)  # the same over finite candidates
     n_cand_v = tl.zeros((BLOCK,), tl.int32)
-    n_cand = tl.zeros((), tl.int32)
     start = tl.cast(span, tl.int64) * SPAN
     nxt = first_block(x_row, stride_xv, V, start, SPAN, BLOCK, PREFETCH)
     for i in range(0, SPAN, BLOCK):
@@ -287,14 +305,15 @@ def span_kernel(
         pinf = key == KEY_POS_INF
         cand = keep & (key > cut32)  # cut == 0 (no usable cut): every keepable entry
         n_keep_v += keep.to(tl.int32)
-        n_inf_v += pinf.to(tl.int32)
-        lt = keep & (key < kmin_v)
-        nmin_v = tl.where(lt, 1, tl.where(keep & (key == kmin_v), nmin_v + 1, nmin_v))
-        kmin_v = tl.where(lt, key, kmin_v)
+        if NEED_MIN:
+            lt = keep & (key < kmin_v)
+            nmin_v = tl.where(lt, 1, tl.where(keep & (key == kmin_v), nmin_v + 1, nmin_v))
+            kmin_v = tl.where(lt, key, kmin_v)
         gt = keep & (key > kmax_v)
         nmax_v = tl.where(gt, 1, tl.where(keep & (key == kmax_v), nmax_v + 1, nmax_v))
         kmax_v = tl.where(gt, key, kmax_v)
         if HAS_P:  # online softmax per lane (max rescaling), no block reduction in the loop
+            n_inf_v += pinf.to(tl.int32)
             xf = raw.to(tl.float32)
             finite = keep & (key != KEY_POS_INF)
             m_new = tl.where(finite, tl.maximum(m_v, xf), m_v)
@@ -304,11 +323,15 @@ def span_kernel(
             cm_v = cm_v * scale + tl.where(cand, e, 0.0)
             m_v = m_new
         n_cand_v += cand.to(tl.int32)
-        n_cand = append_keys(cand_base, ctr, key, cand, n_cand, SPAN_CAP, ATOMIC)
+        append_keys(cand_base, ctr, key, cand, rowcap)
     m = tl.max(m_v, axis=0)
     f = tl.where(m_v == float("-inf"), 0.0, tl.exp(m_v - m))
-    kmin = tl.min(kmin_v, axis=0)
-    nmin = tl.sum(tl.where(kmin_v == kmin, nmin_v, 0), axis=0)
+    if NEED_MIN:
+        kmin = tl.min(kmin_v, axis=0)
+        nmin = tl.sum(tl.where(kmin_v == kmin, nmin_v, 0), axis=0)
+    else:
+        kmin = tl.full((), KEY_NEG_INF + 1, tl.uint32)
+        nmin = tl.zeros((), tl.int32)
     kmax = tl.max(kmax_v, axis=0)
     nmax = tl.sum(tl.where(kmax_v == kmax, nmax_v, 0), axis=0)
     pi = part_i_ptr + (slot.to(tl.int64) * n_spans + span) * 8
@@ -327,44 +350,35 @@ def span_kernel(
 
 
 # --------------------------------------------------------------------------------------
-# Search sources.  src 0: candidates in registers; 1: a candidate buffer (per-span slots
-# of SPAN_CAP keys with per-span counts); 2: the row itself.  Keys are uint32; a source
+# Search sources.  src 0: candidates in registers; 1: a candidate buffer (the row's
+# compact slot, its count at cnt_ptr); 2: the row itself.  Keys are uint32; a source
 # holds the keys in (lo, hi] of the current search (hi is implied: nothing above it is
 # present, or it is accounted for by the caller's base offsets).
 # --------------------------------------------------------------------------------------
 
 
 @triton.jit
-def load_slots(buf_row, cnt_ptr, cnt_stride, n_spans, N_SPANS_P2: tl.constexpr, SPAN_CAP: tl.constexpr):
-    """Every span slot of a row's buffer in one load, as [N_SPANS_P2 * SPAN_CAP] keys and validity.
-
-    No compaction: slot j of span s is valid when j < count(s).  Pass n_spans = 0
-    to load nothing.
-    """
-    sidx = tl.arange(0, N_SPANS_P2)
-    j = tl.arange(0, SPAN_CAP)
-    n_s = tl.load(cnt_ptr + sidx * cnt_stride, mask=sidx < n_spans, other=0).to(tl.int32)
-    valid = j[None, :] < n_s[:, None]
-    keys = tl.load(buf_row + sidx[:, None].to(tl.int64) * SPAN_CAP + j[None, :], mask=valid, other=0)
-    keys = keys.to(tl.uint32, bitcast=True)
-    return tl.reshape(keys, (N_SPANS_P2 * SPAN_CAP,)), tl.reshape(valid, (N_SPANS_P2 * SPAN_CAP,))
+def load_keys(buf_row, n, REG: tl.constexpr):
+    """The first ``n`` keys of a row's compact slot (n <= REG), as [REG] uint32 keys and validity."""
+    j = tl.arange(0, REG)
+    valid = j < n
+    keys = tl.load(buf_row + j, mask=valid, other=0)
+    return keys.to(tl.uint32, bitcast=True), valid
 
 
 @triton.jit
-def load_chunk(x_row, stride_xv, V, buf_row, cnt_ptr, cnt_stride, c, FROM_BUF, lo32,
+def load_chunk(x_row, stride_xv, V, buf_row, cnt_ptr, c, FROM_BUF, lo32,
                SPAN_CAP: tl.constexpr, CB: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr):
     """Chunk ``c`` of a source in memory: uint32 keys and validity (keys <= lo are invalid).
 
-    From the buffer, chunk c covers span c // (SPAN_CAP // CB); from the row,
-    entries [c * CB, (c + 1) * CB).
+    From the buffer (a compact slot holding ``*cnt_ptr`` keys) and from the row,
+    chunk c is entries [c * CB, (c + 1) * CB).
     """
     if FROM_BUF:
-        per_span = SPAN_CAP // CB
-        span = c // per_span
-        j = (c % per_span) * CB + tl.arange(0, CB)
-        n = tl.load(cnt_ptr + span * cnt_stride).to(tl.int32)
+        j = c * CB + tl.arange(0, CB)
+        n = tl.load(cnt_ptr).to(tl.int32)
         valid = j < n
-        key = tl.load(buf_row + tl.cast(span, tl.int64) * SPAN_CAP + j, mask=valid, other=0)
+        key = tl.load(buf_row + j, mask=valid, other=0)
         key = key.to(tl.uint32, bitcast=True)
     else:
         offs = tl.cast(c, tl.int64) * CB + tl.arange(0, CB).to(tl.int64)
@@ -398,7 +412,7 @@ def pick(vec, idx, j):
 
 
 @triton.jit
-def search_round(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row, cnt_ptr, cnt_stride, n_chunks,
+def search_round(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row, cnt_ptr, n_chunks,
                  lo, taus, target, m, inf_mode, COUNT: tl.constexpr, NP: tl.constexpr, SPAN_CAP: tl.constexpr,
                  CB: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr):
     """One round: the largest lane ``a`` with C(tau_a) >= target and its stats.
@@ -436,7 +450,7 @@ def search_round(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row, 
         nmn = tl.zeros((NP,), tl.int32)
         zmx = tl.zeros((NP,), tl.uint32)
         for c in range(n_chunks):
-            key, valid = load_chunk(x_row, stride_xv, V, buf_row, cnt_ptr, cnt_stride, c, src == 1, lo32,
+            key, valid = load_chunk(x_row, stride_xv, V, buf_row, cnt_ptr, c, src == 1, lo32,
                                     SPAN_CAP, CB, DTYPE, W)
             if COUNT:
                 w = tl.zeros((CB,), tl.int64)
@@ -462,7 +476,7 @@ def search_round(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row, 
 
 
 @triton.jit
-def search(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row, cnt_ptr, cnt_stride, n_chunks, lo, hi,
+def search(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row, cnt_ptr, n_chunks, lo, hi,
            target, m, inf_mode, COUNT: tl.constexpr, NP: tl.constexpr, MAX_ROUNDS: tl.constexpr,
            SPAN_CAP: tl.constexpr, CB: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr):
     """The pivot search of qrita.core.search: returns (z_star, mass above, count above, n_eq).
@@ -485,7 +499,7 @@ def search(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row, cnt_pt
         forced = hi - lo <= 1
         taus64 = tl.where(forced, hi - 1, pivot(lo, hi, idx.to(tl.int64), NP - 1))
         a, mass_a, cnt_a, zmn_a, n_a, zmx_n = search_round(
-            src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row, cnt_ptr, cnt_stride, n_chunks, lo,
+            src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row, cnt_ptr, n_chunks, lo,
             taus64.to(tl.uint32), target, m, inf_mode, COUNT, NP, SPAN_CAP, CB, DTYPE, W)
         if COUNT:
             w_a = n_a.to(tl.float32)
@@ -511,7 +525,7 @@ def search(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row, cnt_pt
 
 
 @triton.jit
-def stats_above(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row, cnt_ptr, cnt_stride, n_chunks, lo,
+def stats_above(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row, cnt_ptr, n_chunks, lo,
                 tau, m, inf_mode, SPAN_CAP: tl.constexpr, CB: tl.constexpr, DTYPE: tl.constexpr,
                 W: tl.constexpr):
     """Mass above tau over the source (fixed-point sums: any slot order, same bits)."""
@@ -523,7 +537,7 @@ def stats_above(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row, c
     else:
         qmass = tl.zeros((), tl.int64)
         for c in range(n_chunks):
-            key, valid = load_chunk(x_row, stride_xv, V, buf_row, cnt_ptr, cnt_stride, c, src == 1, lo32,
+            key, valid = load_chunk(x_row, stride_xv, V, buf_row, cnt_ptr, c, src == 1, lo32,
                                     SPAN_CAP, CB, DTYPE, W)
             w = fix_mass(weight_of(value_of_key(key, DTYPE, W), m, inf_mode))
             qmass += tl.sum(tl.where(valid & (key > tau32), w, tl.zeros_like(w)), axis=0)
@@ -541,7 +555,7 @@ def topp_ties(target, mass_above, weight, n_eq, ties_all):
 
 
 @triton.jit
-def solve(src, keys_reg, valid_reg, x_row, stride_xv, V, buf_row, cnt_ptr, cnt_stride, n_chunks,
+def solve(src, keys_reg, valid_reg, x_row, stride_xv, V, buf_row, cnt_ptr, n_chunks,
           stage, lo, hi, base_cnt, base_mass, K, p_mode, p, target_p, z_k, nties_k, above_k, n_k,
           kmax, nmax, ties_all, m, inf_mode,
           NP: tl.constexpr, MAX_ROUNDS: tl.constexpr, SPAN_CAP: tl.constexpr, CB: tl.constexpr,
@@ -566,7 +580,7 @@ def solve(src, keys_reg, valid_reg, x_row, stride_xv, V, buf_row, cnt_ptr, cnt_s
     target = target_p
     if stage == 1:
         zk, _mass, above_n, nk = search(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row, cnt_ptr,
-                                        cnt_stride, n_chunks, lo, hi, (K - base_cnt).to(tl.float32), m, inf_mode,
+                                        n_chunks, lo, hi, (K - base_cnt).to(tl.float32), m, inf_mode,
                                         True, NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W)
         z_k = zk
         above_k = base_cnt + above_n
@@ -589,7 +603,7 @@ def solve(src, keys_reg, valid_reg, x_row, stride_xv, V, buf_row, cnt_ptr, cnt_s
                 next_stage = stage * 0 + 3
     if stage == 3:
         mass_above_zk = stats_above(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row, cnt_ptr,
-                                    cnt_stride, n_chunks, lo, z_k, m, inf_mode, SPAN_CAP, CB, DTYPE, W)
+                                    n_chunks, lo, z_k, m, inf_mode, SPAN_CAP, CB, DTYPE, W)
         w_zk = weight_of(value_of_key(z_k, DTYPE, W), m, inf_mode)
         target = p * (mass_above_zk + nties_k.to(tl.float32) * w_zk)
         if mass_above_zk < target:  # the boundary is the top-k boundary group itself
@@ -602,7 +616,7 @@ def solve(src, keys_reg, valid_reg, x_row, stride_xv, V, buf_row, cnt_ptr, cnt_s
             lo_p = z_k
     if stage == 2:
         zp, mass_above, cnt_above, n_p = search(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row,
-                                                cnt_ptr, cnt_stride, n_chunks, lo_p, hi, target - base_mass, m,
+                                                cnt_ptr, n_chunks, lo_p, hi, target - base_mass, m,
                                                 inf_mode, False, NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W)
         w_z = weight_of(value_of_key(zp, DTYPE, W), m, inf_mode)
         nties = topp_ties(target, base_mass + mass_above, w_z, n_p, ties_all)
@@ -661,7 +675,7 @@ def finish_kernel(
     cand_ptr, part_i_ptr, part_f_ptr, n_spans, ctr_ptr, state_i_ptr, state_f_ptr,
     thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr,
     N_SPANS_P2: tl.constexpr, SPAN_CAP: tl.constexpr, CB: tl.constexpr,
-    REG_CAP: tl.constexpr, NP: tl.constexpr,
+    REG_CAP: tl.constexpr, REG_SMALL: tl.constexpr, NP: tl.constexpr,
     MAX_ROUNDS: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr,
 ):
     """One row after the span pass: combine partials, and on a hit search the candidates.
@@ -675,7 +689,8 @@ def finish_kernel(
     k_active, k, p_mode, p = row_params(row, k_ptr, k_scalar, p_ptr, p_scalar, V, k_mode, p_mode_arg)
     part_i_row = part_i_ptr + slot.to(tl.int64) * n_spans * 8
     part_f_row = part_f_ptr + slot.to(tl.int64) * n_spans * 4
-    cand_row = cand_ptr + slot.to(tl.int64) * n_spans * SPAN_CAP
+    rowcap = n_spans * SPAN_CAP
+    cand_row = cand_ptr + slot.to(tl.int64) * rowcap
 
     # --- combine span partials in span order -------------------------------------------
     sidx = tl.arange(0, N_SPANS_P2)
@@ -683,7 +698,7 @@ def finish_kernel(
     pi = part_i_row + sidx * 8
     n_cand_s = tl.load(pi + 0, mask=sval, other=0)
     n_cand = tl.sum(n_cand_s, axis=0)
-    overflow = tl.max(n_cand_s, axis=0) > SPAN_CAP
+    overflow = n_cand > rowcap
     n_keep = tl.sum(tl.load(pi + 1, mask=sval, other=0), axis=0)
     n_inf = tl.sum(tl.load(pi + 2, mask=sval, other=0), axis=0)
     kmin_s = tl.load(pi + 3, mask=sval, other=0xFFFFFFFF)
@@ -710,8 +725,6 @@ def finish_kernel(
     hit = tl.where(k_active, usable & (n_cand >= K), (p_mode == 2) & usable & (cmass >= p * z_all))
     hit = hit & needs_search
     src = tl.where(n_cand <= REG_CAP, 0, 1)
-    keys_reg, valid_reg = load_slots(cand_row, part_i_row, 8, tl.where(hit & (src == 0), n_spans, 0),
-                                     N_SPANS_P2, SPAN_CAP)
     stage = tl.where(k_active, 1, 2)
     target_p = p * z_all
 
@@ -726,9 +739,16 @@ def finish_kernel(
         count = nties
         n_total = nmax
     next_stage = stage * 0
-    if hit:
+    if hit & (n_cand <= REG_SMALL):  # the common case: a small register tile
+        keys_s, valid_s = load_keys(cand_row, n_cand, REG_SMALL)
         z, nties, count, n_total, next_stage = solve(
-            src, keys_reg, valid_reg, x_row, stride_xv, V, cand_row, part_i_row, 8, n_spans * (SPAN_CAP // CB),
+            0, keys_s, valid_s, x_row, stride_xv, V, cand_row, ctr_ptr + slot, rowcap // CB,
+            stage, cut, kmax, 0, 0.0, K, p_mode, p, target_p, z, nties, count - nties, n_total,
+            kmax, nmax, ties_all, m, inf_mode, NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W)
+    elif hit:
+        keys_reg, valid_reg = load_keys(cand_row, tl.where(src == 0, n_cand, 0), REG_CAP)
+        z, nties, count, n_total, next_stage = solve(
+            src, keys_reg, valid_reg, x_row, stride_xv, V, cand_row, ctr_ptr + slot, rowcap // CB,
             stage, cut, kmax, 0, 0.0, K, p_mode, p, target_p, z, nties, count - nties, n_total,
             kmax, nmax, ties_all, m, inf_mode, NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W)
     si = state_i_ptr + row * ST_I
@@ -774,7 +794,7 @@ def finish_kernel(
                  thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr, CB, DTYPE, W, KEY_NEG_INF)
     # the span counters are spent (the partials hold the counts): zero them for the
     # miss rounds' gathers and the next wave
-    tl.store(ctr_ptr + slot.to(tl.int64) * n_spans + sidx, tl.zeros((N_SPANS_P2,), tl.int32), mask=sval)
+    tl.store(ctr_ptr + slot, tl.zeros((), tl.int32))
 
 
 @triton.jit
@@ -789,11 +809,11 @@ def gather_now(stage, p_mode, n_in, base_cnt, n_spans, SPAN_CAP: tl.constexpr):
     """Whether a miss round gathers (lo, gather_bound] (and evaluates no lanes).
 
     ``n_in`` is the exact count of keys in (lo, hi] (-1: unknown).  A round gathers
-    when what it would gather is known to fill at most half the row's slots, so
-    that it almost surely fits and the update can finish the row.
+    when what it would gather is known to fit the row's slot, so that the update
+    can finish the row.
     """
     n_gb = tl.where((stage == 1) & (p_mode == 2), n_in + base_cnt, n_in)
-    return (n_in >= 0) & (n_gb <= n_spans * (SPAN_CAP // 2))
+    return (n_in >= 0) & (n_gb <= n_spans * SPAN_CAP)
 
 
 @triton.jit(do_not_specialize=["V", "row0", "k_scalar", "p_scalar", "k_mode", "p_mode_arg", "n_spans"])
@@ -802,7 +822,7 @@ def round_kernel(
     k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode_arg,
     cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr, state_i_ptr, state_f_ptr,
     SPAN: tl.constexpr, SPAN_CAP: tl.constexpr, BLOCK: tl.constexpr, UNROLL: tl.constexpr, NPM: tl.constexpr,
-    DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr, ATOMIC: tl.constexpr = True,
+    DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr,
 ):
     """One miss round over one span of an unresolved row.
 
@@ -810,7 +830,7 @@ def round_kernel(
     tau_j = lo + (hi - lo) * j // NPM, lane 0 is lo): the count and mass of the
     span's keys in (tau_j, hi]; or, once the range is known to be small
     (:func:`gather_now`), it *gathers* the keys in (lo, gather_bound] into the
-    span's slot, so that the update can finish the row in one program.
+    row's slot, so that the update can finish the row in one program.
 
     Lane partials are [NPM, BLOCK] per-thread accumulators (one column per
     entry of a block), reduced once after the loop; each iteration issues
@@ -838,9 +858,8 @@ def round_kernel(
         cols = tl.arange(0, BLOCK)
         if gather_now(stage, p_mode, n_in, base_cnt, n_spans, SPAN_CAP):
             gb32 = gather_bound(stage, hi, p_mode).to(tl.uint32)
-            cand_base = cand_ptr + base * SPAN_CAP
-            ctr = ctr_ptr + base
-            n_g = tl.zeros((), tl.int32)
+            rowcap = n_spans * SPAN_CAP
+            cand_base = cand_ptr + slot.to(tl.int64) * rowcap
             for i in range(0, SPAN, BLOCK * UNROLL):
                 for u in tl.static_range(UNROLL):
                     offs = start + i + u * BLOCK + cols.to(tl.int64)
@@ -848,9 +867,7 @@ def round_kernel(
                     raw = tl.load(x_row + offs * stride_xv, mask=inb, other=0.0)
                     key = tl.where(inb, keys_of(raw, DTYPE, W), tl.zeros((BLOCK,), tl.uint32))
                     g = (key > lo32) & (key <= gb32) & (key > KEY_NEG_INF)
-                    n_g = append_keys(cand_base, ctr, key, g, n_g, SPAN_CAP, ATOMIC)
-            if not ATOMIC:
-                tl.store(ctr, n_g)
+                    append_keys(cand_base, ctr_ptr + slot, key, g, rowcap)
         else:
             lanes = tl.arange(0, NPM)
             taus = pivot(lo, hi, lanes.to(tl.int64), NPM - 1).to(tl.uint32)[:, None]
@@ -881,6 +898,7 @@ def update_kernel(
     cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr, state_i_ptr, state_f_ptr, last,
     thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr,
     N_SPANS_P2: tl.constexpr, SPAN_CAP: tl.constexpr, CB: tl.constexpr, REG_CAP: tl.constexpr,
+    REG_SMALL: tl.constexpr,
     NP: tl.constexpr, NPM: tl.constexpr, MAX_ROUNDS: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr,
     KEY_NEG_INF: tl.constexpr,
 ):
@@ -915,8 +933,6 @@ def update_kernel(
         n_in = tl.load(si + 12)
         gathered = gather_now(stage, p_mode, n_in, base_cnt, n_spans, SPAN_CAP)
         idx = tl.arange(0, NPM)
-        sidx = tl.arange(0, N_SPANS_P2)
-        sval = sidx < n_spans
         rbase = slot.to(tl.int64) * n_spans
         cnt = tl.zeros((NPM,), tl.int64)
         mass = tl.zeros((NPM,), tl.float32)
@@ -924,9 +940,10 @@ def update_kernel(
             for s in range(n_spans):
                 cnt += tl.load(rpart_i_ptr + (rbase + s) * NPM + idx).to(tl.int64)
                 mass += tl.load(rpart_f_ptr + (rbase + s) * NPM + idx)
-        n_g_s = tl.load(ctr_ptr + rbase + sidx, mask=sval, other=0)
-        n_g = tl.sum(n_g_s, axis=0)
-        fits = gathered & (tl.max(n_g_s, axis=0) <= SPAN_CAP)
+        rowcap = n_spans * SPAN_CAP
+        cand_row = cand_ptr + slot.to(tl.int64) * rowcap
+        n_g = tl.load(ctr_ptr + slot)
+        fits = gathered & (n_g <= rowcap)
         resolved = stage < 0  # False
         z = z_k
         nties = nties_k
@@ -943,19 +960,25 @@ def update_kernel(
             else:
                 stage = stage * 0 + 2
         src = tl.where(n_g <= REG_CAP, 0, 1)
-        keys_reg, valid_reg = load_slots(cand_ptr + rbase * SPAN_CAP, ctr_ptr + rbase, 1,
-                                         tl.where((resolved == 0) & fits & (src == 0), n_spans, 0),
-                                         N_SPANS_P2, SPAN_CAP)
         if resolved == 0:
             if fits:
                 gb = gather_bound(stage, hi, p_mode)
                 whole = gb > hi  # gathered everything above lo
-                z, nties, count, n_total, nxt = solve(
-                    src, keys_reg, valid_reg, x_row, stride_xv, V, cand_ptr + rbase * SPAN_CAP,
-                    ctr_ptr + rbase, 1, n_spans * (SPAN_CAP // CB),
-                    stage, lo, tl.where(whole, kmax, hi), tl.where(whole, 0, base_cnt),
-                    tl.where(whole, 0.0, base_mass), K, p_mode, p, target_p, z_k, nties_k, above_k, n_k,
-                    kmax, nmax, ties_all, m, inf_mode, NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W)
+                hi_s = tl.where(whole, kmax, hi)
+                base_cnt_s = tl.where(whole, 0, base_cnt)
+                base_mass_s = tl.where(whole, 0.0, base_mass)
+                if n_g <= REG_SMALL:
+                    keys_s, valid_s = load_keys(cand_row, n_g, REG_SMALL)
+                    z, nties, count, n_total, nxt = solve(
+                        0, keys_s, valid_s, x_row, stride_xv, V, cand_row, ctr_ptr + slot, rowcap // CB,
+                        stage, lo, hi_s, base_cnt_s, base_mass_s, K, p_mode, p, target_p, z_k, nties_k, above_k,
+                        n_k, kmax, nmax, ties_all, m, inf_mode, NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W)
+                else:
+                    keys_reg, valid_reg = load_keys(cand_row, tl.where(src == 0, n_g, 0), REG_CAP)
+                    z, nties, count, n_total, nxt = solve(
+                        src, keys_reg, valid_reg, x_row, stride_xv, V, cand_row, ctr_ptr + slot, rowcap // CB,
+                        stage, lo, hi_s, base_cnt_s, base_mass_s, K, p_mode, p, target_p, z_k, nties_k, above_k,
+                        n_k, kmax, nmax, ties_all, m, inf_mode, NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W)
                 if nxt == 3:
                     stage = stage * 0 + 3
                     z_k = z
@@ -1025,8 +1048,9 @@ def update_kernel(
             if (resolved == 0) & (last != 0):
                 # out of rounds: finish over the row itself (exact, one program); the row
                 # holds every key above lo, so the range is (lo, kmax] with no base
+                no_keys = tl.zeros((CB,), tl.uint32)
                 z, nties, count, n_total, _nxt = solve(
-                    2, keys_reg, valid_reg, x_row, stride_xv, V, cand_ptr, rpart_i_ptr, 1, tl.cdiv(V, CB),
+                    2, no_keys, no_keys > 0, x_row, stride_xv, V, cand_row, ctr_ptr + slot, tl.cdiv(V, CB),
                     stage, lo, kmax, 0, 0.0, K, p_mode, p, target_p, z_k, nties_k, above_k, n_k,
                     kmax, nmax, ties_all, m, inf_mode, NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W)
                 resolved = stage > 0
@@ -1047,7 +1071,7 @@ def update_kernel(
             tl.store(si + 12, n_in)
             tl.store(sf + 0, base_mass)
             tl.store(sf + 1, target_p)
-        tl.store(ctr_ptr + rbase + sidx, tl.zeros((N_SPANS_P2,), tl.int32), mask=sval)
+        tl.store(ctr_ptr + slot, tl.zeros((), tl.int32))
 
 
 @triton.jit

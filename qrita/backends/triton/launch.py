@@ -23,7 +23,9 @@ TORCH_DTYPE = {"float32": torch.float32, "float16": torch.float16, "bfloat16": t
 # a row's arithmetic never depends on B or on the launch: batch invariance).
 MAX_SPAN = 16384
 BLOCK = 1024  # entries per iteration of the span pass (1024 won the H200 sweep of 9b05172)
-SPAN_CAP = 1024  # candidates kept per span (6.25%); more is a truncation miss
+SPAN_CAP = 1024  # candidate slot per span of the row (6.25%); a row holds n_spans * SPAN_CAP, more is a miss
+CUT_PASS_MIN_ROWS = 16  # more rows than this: the cut has its own launch (cut_kernel)
+REG_SMALL = 512  # candidates searched in a small register tile (the common top-k case)
 CB = 1024  # keys per chunk of a search over memory (== SPAN_CAP: one chunk per span)
 SCRATCH_BYTES = 12 << 20  # scratch budget per wave (candidates and partials)
 MISS_PIVOTS = 15  # pivots per parallel miss round (16 lanes: 4 bits of key a round)
@@ -91,7 +93,6 @@ def run_select(x: torch.Tensor, req: Request):
     n_rounds = int_option(opts, "miss_rounds", miss_rounds(kc.width))
     span_warps = int_option(opts, "span_warps", 8, choices=WARPS)
     round_warps = int_option(opts, "round_warps", 8, choices=WARPS)
-    atomic = bool(opts.get("atomic", True))
 
     thr_key = torch.empty(B, dtype=torch.int64, device=dev)
     thr_bits = torch.empty(B, dtype=torch.int32, device=dev)
@@ -124,33 +125,47 @@ def run_select(x: torch.Tensor, req: Request):
         slots = n_spans_p2 * span_cap  # the register search loads every slot of a row
         reg_cap = int_option(opts, "reg_cap", slots, pow2=True)
         search_warps = 8 if slots <= 4096 else 16
-        per_row_bytes = n_spans * (span_cap * 4 + 8 * 8 + 4 * 4 + 4 + npm * 4 + npm * 4)
+        reg_small = min(REG_SMALL, reg_cap)
+        per_row_bytes = n_spans * (span_cap * 4 + 8 * 8 + 4 * 4 + npm * 4 + npm * 4) + 4
         wave = max(1, min(B, SCRATCH_BYTES // per_row_bytes))
         cand = torch.empty((wave, n_spans, span_cap), dtype=torch.int32, device=dev)
         part_i = torch.empty((wave, n_spans, 8), dtype=torch.int64, device=dev)
         part_f = torch.empty((wave, n_spans, 4), dtype=torch.float32, device=dev)
         rpart_i = torch.empty((wave, n_spans, npm), dtype=torch.int32, device=dev)
-        # gather counters (atomic slot positions): zero here; every kernel that uses them
-        # leaves them at zero for the next user (span pass -> finish -> rounds -> updates)
-        ctr = torch.zeros((wave, n_spans), dtype=torch.int32, device=dev)
+        # a row's slot counter (atomic positions in its compact candidate slot): zero here;
+        # every kernel that uses it leaves it at zero for the next (span pass -> finish ->
+        # rounds -> updates -> next wave)
+        ctr = torch.zeros((wave,), dtype=torch.int32, device=dev)
+        cut = torch.empty((wave,), dtype=torch.int64, device=dev)
+        # Above a few rows the cut is computed once per row by its own launch; below,
+        # every span program computes it (one launch fewer).  Same function, same bits.
+        cut_in = B > CUT_PASS_MIN_ROWS if opts.get("cut_pass") is None else bool(opts["cut_pass"])
+        # every row searches (a scalar request that cuts): nobody needs the smallest key
+        all_search = (k_mode == 1 and 1 <= k_s < V) or (p_mode == 1 and 0.0 < p_s < 1.0)
         rpart_f = torch.empty((wave, n_spans, npm), dtype=torch.float32, device=dev)
         common = dict(DTYPE=DTYPE_CODE[req.dtype], W=kc.width)
         search_const = dict(N_SPANS_P2=n_spans_p2, SPAN_CAP=span_cap, CB=cb,
-                            REG_CAP=reg_cap, NP=np_lanes,
+                            REG_CAP=reg_cap, REG_SMALL=reg_small, NP=np_lanes,
                             MAX_ROUNDS=core_search.max_rounds(kc.width, num_pivots) + 2, KEY_NEG_INF=kc.key_neg_inf)
         ties_all = 1 if req.ties == TIES_ALL else 0
         for row0 in range(0, B, wave):
             rows = min(wave, B - row0)
+            if cut_in:
+                kernels.cut_kernel[(rows,)](
+                    x, x.stride(0), x.stride(1), V, row0, k_ptr, k_s, p_ptr, p_s, k_mode, p_mode,
+                    topk_lut, topp_lut, cut, SAMPLE=SAMPLE_SIZE, LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE,
+                    TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size, num_warps=4, **common,
+                )
             kernels.span_kernel[(rows, n_spans)](
                 x, x.stride(0), x.stride(1), V, row0,
                 k_ptr, k_s, p_ptr, p_s, k_mode, p_mode,
                 topk_lut, topp_lut,
-                cand, part_i, part_f, n_spans, ctr,
+                cand, part_i, part_f, n_spans, ctr, cut,
                 SPAN=span, SPAN_CAP=span_cap, BLOCK=block,
                 KEY_NEG_INF=kc.key_neg_inf, KEY_POS_INF=kc.key_pos_inf,
                 SAMPLE=SAMPLE_SIZE, LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE,
                 TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size, HAS_P=p_mode != 0,
-                PREFETCH=bool(opts.get("span_prefetch", False)), ATOMIC=atomic,
+                PREFETCH=bool(opts.get("span_prefetch", False)), CUT_IN=cut_in, NEED_MIN=not all_search,
                 num_warps=span_warps, **common,
             )
             kernels.finish_kernel[(rows,)](
@@ -166,7 +181,7 @@ def run_select(x: torch.Tensor, req: Request):
                     k_ptr, k_s, p_ptr, p_s, k_mode, p_mode,
                     cand, rpart_i, rpart_f, n_spans, ctr, state_i, state_f,
                     SPAN=span, SPAN_CAP=span_cap, BLOCK=round_block, UNROLL=round_unroll, NPM=npm,
-                    ATOMIC=atomic, KEY_NEG_INF=kc.key_neg_inf, num_warps=round_warps, **common,
+                    KEY_NEG_INF=kc.key_neg_inf, num_warps=round_warps, **common,
                 )
                 kernels.update_kernel[(rows,)](
                     x, x.stride(0), x.stride(1), V, row0,
