@@ -18,16 +18,15 @@ from gpu_check import graph_time, make_logits  # same folder: run as a script
 
 import qrita
 
-SPAN_CONFIGS = [{}, dict(cut_pass=False), dict(span_block=2048), dict(span_block=512), dict(span_warps=4),
-                dict(span_block=2048, span_warps=16), dict(span_prefetch=True), dict(span=32768), dict(span=65536)]
-ROUND_CONFIGS = [{}, dict(round_unroll=2), dict(round_unroll=8), dict(round_block=128), dict(round_warps=4),
-                 dict(round_block=512, round_unroll=2)]
-SMALL_CONFIGS = [{}, dict(span=4096), dict(span=8192), dict(span=4096, span_block=256, span_warps=4)]
+SPAN_CONFIGS = [{}, dict(search_warps=8), dict(search_warps=4), dict(num_pivots=15), dict(num_pivots=7),
+                dict(span_block=2048), dict(span=32768), dict(span=32768, search_warps=8)]
+ROUND_CONFIGS = [{}, dict(search_warps=8), dict(span=32768)]
+SMALL_CONFIGS = [{}, dict(search_warps=8), dict(span=8192)]
 # (dist, dtype, B, k, p, configs)
 CASES = [("zipf", torch.float32, 1024, 50, None, SPAN_CONFIGS),
          ("zipf", torch.float32, 1024, None, 0.9, ROUND_CONFIGS),
          ("gauss", torch.float32, 1024, None, 0.9, ROUND_CONFIGS[:2]),
-         ("zipf", torch.float32, 1024, 100, 0.9, SPAN_CONFIGS[:3] + SPAN_CONFIGS[7:8]),
+         ("zipf", torch.float32, 1024, 100, 0.9, SPAN_CONFIGS[:3] + SPAN_CONFIGS[6:7]),
          ("zipf", torch.bfloat16, 1024, 50, None, SPAN_CONFIGS[:4]),
          ("zipf", torch.float32, 1, 50, None, SMALL_CONFIGS),
          ("zipf", torch.float32, 1, None, 0.9, SMALL_CONFIGS[:2])]

@@ -216,17 +216,26 @@ def span_block(x_row, stride_xv, V, start, i, nxt, SPAN: tl.constexpr, BLOCK: tl
 
 
 @triton.jit
-def append_keys(slot_ptr, ctr_ptr, key, sel, cap):
-    """Append the selected keys to a row's slot of ``cap`` keys; past ``cap`` they are only counted.
+def append_keys(slot_ptr, ctr_ptr, key, sel, cap, STOP: tl.constexpr):
+    """Append the selected keys to a row's slot of ``cap`` keys; past ``cap`` they are dropped.
 
     Each selected key takes its position from the row's atomic counter at
     ``ctr_ptr`` (zero before the pass): no block-wide scan or barrier, and every
     program of the row shares one compact slot.  The slot order is arbitrary;
     every consumer is order-independent (counts, min/max, fixed-point masses).
+
+    ``STOP``: once the counter has reached ``cap`` (read without ordering: a stale
+    value only costs atomics), no more atomics are issued, so a row with far more
+    candidates than slots does not serialise on its counter.  The counter then
+    no longer counts every key: callers that need the count keep their own
+    (the span pass does; a miss round gathers only what is known to fit).
     """
+    sel_a = sel
+    if STOP:
+        sel_a = sel & (tl.load(ctr_ptr) < cap)
     ones = tl.full(key.shape, 1, tl.int32)
-    pos = tl.atomic_add(ctr_ptr + tl.zeros(key.shape, tl.int32), ones, mask=sel, sem="relaxed")
-    tl.store(slot_ptr + pos, key.to(tl.int32, bitcast=True), mask=sel & (pos < cap))
+    pos = tl.atomic_add(ctr_ptr + tl.zeros(key.shape, tl.int32), ones, mask=sel_a, sem="relaxed")
+    tl.store(slot_ptr + pos, key.to(tl.int32, bitcast=True), mask=sel_a & (pos < cap))
 
 
 @triton.jit(do_not_specialize=["V", "row0", "k_scalar", "p_scalar", "k_mode", "p_mode"])
@@ -323,7 +332,7 @@ def span_kernel(
             cm_v = cm_v * scale + tl.where(cand, e, 0.0)
             m_v = m_new
         n_cand_v += cand.to(tl.int32)
-        append_keys(cand_base, ctr, key, cand, rowcap)
+        append_keys(cand_base, ctr, key, cand, rowcap, True)
     m = tl.max(m_v, axis=0)
     f = tl.where(m_v == float("-inf"), 0.0, tl.exp(m_v - m))
     if NEED_MIN:
@@ -867,7 +876,7 @@ def round_kernel(
                     raw = tl.load(x_row + offs * stride_xv, mask=inb, other=0.0)
                     key = tl.where(inb, keys_of(raw, DTYPE, W), tl.zeros((BLOCK,), tl.uint32))
                     g = (key > lo32) & (key <= gb32) & (key > KEY_NEG_INF)
-                    append_keys(cand_base, ctr_ptr + slot, key, g, rowcap)
+                    append_keys(cand_base, ctr_ptr + slot, key, g, rowcap, False)
         else:
             lanes = tl.arange(0, NPM)
             taus = pivot(lo, hi, lanes.to(tl.int64), NPM - 1).to(tl.uint32)[:, None]

@@ -124,7 +124,7 @@ def run_select(x: torch.Tensor, req: Request):
         n_spans_p2 = max(2, triton.next_power_of_2(n_spans))
         slots = n_spans_p2 * span_cap  # the register search loads every slot of a row
         reg_cap = int_option(opts, "reg_cap", slots, pow2=True)
-        search_warps = 8 if slots <= 4096 else 16
+        search_warps = int_option(opts, "search_warps", 8 if slots <= 4096 else 16, choices=WARPS)
         reg_small = min(REG_SMALL, reg_cap)
         per_row_bytes = n_spans * (span_cap * 4 + 8 * 8 + 4 * 4 + npm * 4 + npm * 4) + 4
         wave = max(1, min(B, SCRATCH_BYTES // per_row_bytes))
