@@ -243,3 +243,17 @@ def test_scratch_memory_is_bounded():
 
     qrita.select(x, 50, 0.9, backend="triton")  # warm-up (compiles)
     assert cuda_peak_extra_bytes(lambda: qrita.top_k_top_p(x, 50, 0.9, backend="triton", inplace=True)) <= 16 << 20
+
+
+@pytest.mark.parametrize(("k", "p"), [(5, None), (None, 0.5), (None, None)])
+def test_foreign_arrays_keep_absent_k_and_p_absent(k, p):
+    """A numpy/cupy caller's absent k or p must reach the kernels as absent (a None
+    default once turned an absent p into the logits, read as per-row p)."""
+    from qrita.api import make_request
+    from qrita.backends.triton import _as_torch, _torch_request
+
+    x = np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(2, 6)
+    req, _ = make_request(x, k, p)
+    treq = _torch_request(req)
+    assert treq.k == k and treq.p == p
+    assert isinstance(_as_torch(req), torch.Tensor)

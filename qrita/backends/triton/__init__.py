@@ -85,11 +85,18 @@ class TritonBackend(Backend):
         return _to_caller(masked, req)
 
 
-def _as_torch(req: Request, a=None):
-    """``a`` (default: the logits) as a torch tensor sharing memory with the caller's array."""
+_LOGITS = object()
+
+
+def _as_torch(req: Request, a=_LOGITS):
+    """``a`` (default: the logits) as a torch tensor sharing memory with the caller's array.
+
+    ``None`` (an absent k or p) stays ``None``: a ``None`` default here once turned
+    an absent ``p`` of a cupy caller into the logits themselves.
+    """
     import torch
 
-    a = req.logits if a is None else a
+    a = req.logits if a is _LOGITS else a
     if req.lib == "torch" or isinstance(a, (int, float)) or a is None:
         return a
     if req.lib == "cupy":

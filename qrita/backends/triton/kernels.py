@@ -232,7 +232,7 @@ def append_keys(slot_ptr, ctr_ptr, key, sel, cap, STOP: tl.constexpr):
     """
     sel_a = sel
     if STOP:
-        sel_a = sel & (tl.load(ctr_ptr) < cap)
+        sel_a = sel & ((tl.zeros(key.shape, tl.int32) + tl.load(ctr_ptr)) < cap)
     ones = tl.full(key.shape, 1, tl.int32)
     pos = tl.atomic_add(ctr_ptr + tl.zeros(key.shape, tl.int32), ones, mask=sel_a, sem="relaxed")
     tl.store(slot_ptr + pos, key.to(tl.int32, bitcast=True), mask=sel_a & (pos < cap))
