@@ -41,7 +41,7 @@ def variants(dtype: str, V: int = 131072):
     x = POINTER[dtype]
     n_spans_p2 = max(2, triton.next_power_of_2(triton.cdiv(V, launch.MAX_SPAN)))
     slots = n_spans_p2 * launch.SPAN_CAP
-    search_warps = 8 if slots <= 4096 else 16
+    search_warps = 8
     npm = triton.next_power_of_2(launch.MISS_PIVOTS + 1)
     row = {"x_ptr": x, "stride_xb": "i64", "stride_xv": "i64", "V": "i32", "row0": "i32",
            "k_ptr": "*i64", "k_scalar": "i64", "p_ptr": "*fp32", "p_scalar": "fp32"}
@@ -67,7 +67,7 @@ def variants(dtype: str, V: int = 131072):
     outputs = dict(thr_key_ptr="*i64", thr_bits_ptr="*i32", num_ties_ptr="*i32", count_ptr="*i32", hit_ptr="*i8",
                    cut_idx_ptr="*i64")
     search_const = dict(N_SPANS_P2=n_spans_p2, SPAN_CAP=launch.SPAN_CAP, CB=launch.CB, REG_CAP=slots,
-                        REG_SMALL=launch.REG_SMALL,
+                        REG_SMALL=launch.REG_SMALL, REG_MID=launch.REG_MID,
                         NP=triton.next_power_of_2(NUM_PIVOTS + 1),
                         MAX_ROUNDS=core_search.max_rounds(kc.width, NUM_PIVOTS) + 2, DTYPE=code, W=kc.width,
                         KEY_NEG_INF=kc.key_neg_inf)
@@ -85,8 +85,9 @@ def variants(dtype: str, V: int = 131072):
                        last="i32",
                        **outputs)
     update_const = dict(search_const, NPM=npm)
-    update_const = {name: update_const[name] for name in ("N_SPANS_P2", "SPAN_CAP", "CB", "REG_CAP", "REG_SMALL", "NP",
-                                                          "NPM", "MAX_ROUNDS", "DTYPE", "W", "KEY_NEG_INF")}
+    update_const = {name: update_const[name] for name in ("N_SPANS_P2", "SPAN_CAP", "CB", "REG_CAP", "REG_SMALL",
+                                                          "REG_MID", "NP", "NPM", "MAX_ROUNDS", "DTYPE", "W",
+                                                          "KEY_NEG_INF")}
     yield f"update_kernel[{dtype}]", _source(kernels.update_kernel, update_args, update_const), search_warps
     mask_args = {"x_ptr": x, "stride_xb": "i64", "stride_xv": "i64", "out_ptr": x, "stride_ob": "i64",
                  "stride_ov": "i64", "V": "i32", "thr_key_ptr": "*i64", "cut_idx_ptr": "*i64", "mask_value": "fp32"}

@@ -645,22 +645,24 @@ def finalize(x_row, stride_xv, V, row, z, nties, count, n_total, empty, hit,
     count = tl.where(empty, 0, count)
     cut_idx = tl.where(empty, -1, tl.cast(V, tl.int64))
     if (nties < n_total) & (empty == 0):
+        # the nties-th entry equal to z, in index order: count chunk by chunk, and
+        # scan (prefix sum) only the chunk that holds it
         z32 = z.to(tl.uint32)
         seen = tl.zeros((), tl.int64)
         c = 0
         found = False
-        while (found == 0) & (c < tl.cdiv(V, CB)):
-            offs = tl.cast(c, tl.int64) * CB + tl.arange(0, CB).to(tl.int64)
+        while (found == 0) & (c < tl.cdiv(V, TIE_CHUNK)):
+            offs = tl.cast(c, tl.int64) * TIE_CHUNK + tl.arange(0, TIE_CHUNK).to(tl.int64)
             inb = offs < V
             raw = tl.load(x_row + offs * stride_xv, mask=inb, other=0.0)
             key = keys_of(raw, DTYPE, W)
             eq = (inb & (key == z32)).to(tl.int64)
-            run = seen + tl.cumsum(eq, axis=0)
-            pos = tl.max(tl.where((eq != 0) & (run == nties), offs, -1), axis=0)
-            if pos >= 0:
-                cut_idx = pos
+            n_eq = tl.sum(eq, axis=0)
+            if seen + n_eq >= nties:
+                run = seen + tl.cumsum(eq, axis=0)
+                cut_idx = tl.max(tl.where((eq != 0) & (run == nties), offs, -1), axis=0)
                 found = True
-            seen += tl.sum(eq, axis=0)
+            seen += n_eq
             c += 1
     tl.store(thr_key_ptr + row, z)
     tl.store(thr_bits_ptr + row, bits_of_key(z, W).to(tl.int32))
@@ -668,6 +670,9 @@ def finalize(x_row, stride_xv, V, row, z, nties, count, n_total, empty, hit,
     tl.store(count_ptr + row, count.to(tl.int32))
     tl.store(hit_ptr + row, hit.to(tl.int8))
     tl.store(cut_idx_ptr + row, cut_idx)
+
+
+TIE_CHUNK = tl.constexpr(4096)  # entries per step of the tie-cut scan in finalize
 
 
 # Per-row state of the miss path (int64 [B, ST_I], float32 [B, ST_F]).
@@ -684,7 +689,7 @@ def finish_kernel(
     cand_ptr, part_i_ptr, part_f_ptr, n_spans, ctr_ptr, state_i_ptr, state_f_ptr,
     thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr,
     N_SPANS_P2: tl.constexpr, SPAN_CAP: tl.constexpr, CB: tl.constexpr,
-    REG_CAP: tl.constexpr, REG_SMALL: tl.constexpr, NP: tl.constexpr,
+    REG_CAP: tl.constexpr, REG_SMALL: tl.constexpr, REG_MID: tl.constexpr, NP: tl.constexpr,
     MAX_ROUNDS: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr,
 ):
     """One row after the span pass: combine partials, and on a hit search the candidates.
@@ -752,6 +757,12 @@ def finish_kernel(
         keys_s, valid_s = load_keys(cand_row, n_cand, REG_SMALL)
         z, nties, count, n_total, next_stage = solve(
             0, keys_s, valid_s, x_row, stride_xv, V, cand_row, ctr_ptr + slot, rowcap // CB,
+            stage, cut, kmax, 0, 0.0, K, p_mode, p, target_p, z, nties, count - nties, n_total,
+            kmax, nmax, ties_all, m, inf_mode, NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W)
+    elif hit & (n_cand <= REG_MID):  # a mid-size tile (e.g. a heavy-tailed row's top-k)
+        keys_m, valid_m = load_keys(cand_row, n_cand, REG_MID)
+        z, nties, count, n_total, next_stage = solve(
+            0, keys_m, valid_m, x_row, stride_xv, V, cand_row, ctr_ptr + slot, rowcap // CB,
             stage, cut, kmax, 0, 0.0, K, p_mode, p, target_p, z, nties, count - nties, n_total,
             kmax, nmax, ties_all, m, inf_mode, NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W)
     elif hit:
@@ -907,7 +918,7 @@ def update_kernel(
     cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr, state_i_ptr, state_f_ptr, last,
     thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr,
     N_SPANS_P2: tl.constexpr, SPAN_CAP: tl.constexpr, CB: tl.constexpr, REG_CAP: tl.constexpr,
-    REG_SMALL: tl.constexpr,
+    REG_SMALL: tl.constexpr, REG_MID: tl.constexpr,
     NP: tl.constexpr, NPM: tl.constexpr, MAX_ROUNDS: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr,
     KEY_NEG_INF: tl.constexpr,
 ):
@@ -980,6 +991,12 @@ def update_kernel(
                     keys_s, valid_s = load_keys(cand_row, n_g, REG_SMALL)
                     z, nties, count, n_total, nxt = solve(
                         0, keys_s, valid_s, x_row, stride_xv, V, cand_row, ctr_ptr + slot, rowcap // CB,
+                        stage, lo, hi_s, base_cnt_s, base_mass_s, K, p_mode, p, target_p, z_k, nties_k, above_k,
+                        n_k, kmax, nmax, ties_all, m, inf_mode, NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W)
+                elif n_g <= REG_MID:
+                    keys_m, valid_m = load_keys(cand_row, n_g, REG_MID)
+                    z, nties, count, n_total, nxt = solve(
+                        0, keys_m, valid_m, x_row, stride_xv, V, cand_row, ctr_ptr + slot, rowcap // CB,
                         stage, lo, hi_s, base_cnt_s, base_mass_s, K, p_mode, p, target_p, z_k, nties_k, above_k,
                         n_k, kmax, nmax, ties_all, m, inf_mode, NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W)
                 else:

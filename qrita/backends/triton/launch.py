@@ -26,6 +26,7 @@ BLOCK = 1024  # entries per iteration of the span pass (1024 won the H200 sweep 
 SPAN_CAP = 1024  # candidate slot per span of the row (6.25%); a row holds n_spans * SPAN_CAP, more is a miss
 CUT_PASS_MIN_ROWS = 16  # more rows than this: the cut has its own launch (cut_kernel)
 REG_SMALL = 512  # candidates searched in a small register tile (the common top-k case)
+REG_MID = 4096  # a mid-size tile (heavy-tailed rows: e.g. ~2800 candidates for top-k 50 of Zipf logits)
 CB = 1024  # keys per chunk of a search over memory (== SPAN_CAP: one chunk per span)
 SCRATCH_BYTES = 12 << 20  # scratch budget per wave (candidates and partials)
 MISS_PIVOTS = 15  # pivots per parallel miss round (16 lanes: 4 bits of key a round)
@@ -124,8 +125,9 @@ def run_select(x: torch.Tensor, req: Request):
         n_spans_p2 = max(2, triton.next_power_of_2(n_spans))
         slots = n_spans_p2 * span_cap  # the register search loads every slot of a row
         reg_cap = int_option(opts, "reg_cap", slots, pow2=True)
-        search_warps = int_option(opts, "search_warps", 8 if slots <= 4096 else 16, choices=WARPS)
+        search_warps = int_option(opts, "search_warps", 8, choices=WARPS)
         reg_small = min(REG_SMALL, reg_cap)
+        reg_mid = min(REG_MID, reg_cap)
         per_row_bytes = n_spans * (span_cap * 4 + 8 * 8 + 4 * 4 + npm * 4 + npm * 4) + 4
         wave = max(1, min(B, SCRATCH_BYTES // per_row_bytes))
         cand = torch.empty((wave, n_spans, span_cap), dtype=torch.int32, device=dev)
@@ -145,7 +147,7 @@ def run_select(x: torch.Tensor, req: Request):
         rpart_f = torch.empty((wave, n_spans, npm), dtype=torch.float32, device=dev)
         common = dict(DTYPE=DTYPE_CODE[req.dtype], W=kc.width)
         search_const = dict(N_SPANS_P2=n_spans_p2, SPAN_CAP=span_cap, CB=cb,
-                            REG_CAP=reg_cap, REG_SMALL=reg_small, NP=np_lanes,
+                            REG_CAP=reg_cap, REG_SMALL=reg_small, REG_MID=reg_mid, NP=np_lanes,
                             MAX_ROUNDS=core_search.max_rounds(kc.width, num_pivots) + 2, KEY_NEG_INF=kc.key_neg_inf)
         ties_all = 1 if req.ties == TIES_ALL else 0
         for row0 in range(0, B, wave):
