@@ -257,3 +257,13 @@ def test_foreign_arrays_keep_absent_k_and_p_absent(k, p):
     treq = _torch_request(req)
     assert treq.k == k and treq.p == p
     assert isinstance(_as_torch(req), torch.Tensor)
+
+
+def test_vocab_beyond_the_fixed_point_range_is_refused():
+    """V > 2**23 would overflow the int64 fixed-point mass sums: the backend says so, writes nothing."""
+    from qrita.backends.triton import MAX_VOCAB
+
+    x = torch.full((1, MAX_VOCAB + 1), 0.5, device=DEVICE)
+    with pytest.raises(qrita.QritaError, match="V <= 8388608"):
+        qrita.top_k_top_p(x, 5, None, backend="triton", inplace=True)
+    assert bool((x == 0.5).all())

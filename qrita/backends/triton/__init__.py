@@ -29,6 +29,9 @@ def _import_reason() -> str | None:
     return None
 
 
+MAX_VOCAB = 1 << 23  # the fixed-point mass sums of the search stay inside int64
+
+
 class TritonBackend(Backend):
     name = "triton"
 
@@ -66,6 +69,9 @@ class TritonBackend(Backend):
         reason = super().cannot_run(req, explicit)
         if reason is None and req.lib == "numpy" and req.dtype == "bfloat16":
             return "backend 'triton' takes bfloat16 as torch tensors, not ml_dtypes numpy arrays"
+        if reason is None and req.V > MAX_VOCAB:
+            # top-p masses are summed as 2**-40 fixed-point int64: at most 2**23 terms of weight <= 1
+            return f"backend 'triton' takes V <= {MAX_VOCAB} entries per row, got V={req.V}"
         return reason
 
     def select(self, req: Request) -> SelectResult:
