@@ -20,7 +20,8 @@ import qrita
 
 SPAN_CONFIGS = [{}, dict(search_warps=8), dict(search_warps=4), dict(num_pivots=15), dict(num_pivots=7),
                 dict(span_block=2048), dict(span=32768), dict(span=32768, search_warps=8)]
-ROUND_CONFIGS = [{}, dict(search_warps=8), dict(span=32768)]
+ROUND_CONFIGS = [{}, dict(mass_lanes=True), dict(mass_lanes=True, miss_pivots=7), dict(miss_pivots=7),
+                 dict(span=32768)]
 SMALL_CONFIGS = [{}, dict(search_warps=8), dict(span=8192)]
 # (dist, dtype, B, k, p, configs)
 CASES = [("zipf", torch.float32, 1024, 50, None, SPAN_CONFIGS),

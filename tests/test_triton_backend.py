@@ -117,6 +117,23 @@ def test_miss_rounds_are_exact(dtype, mode, ties):
         _check(x, k, p, ties, sel)
 
 
+@pytest.mark.parametrize(
+    ("dtype", "mode", "ties"),
+    [(torch.float32, "rounds", "all"), (torch.bfloat16, "tiny-slots", "lowest_index")],
+)
+def test_mass_only_miss_rounds_are_exact(dtype, mode, ties):
+    """The mass_lanes option: top-p rounds without lane counts (bounded by mass, counted a round later)."""
+    x = _adversarial_rows(dtype)
+    x = torch.cat([x, torch.sort(x[:1], dim=1).values])  # clustered: the top keys in one span
+    opts = dict(MISS_OPTIONS[mode], mass_lanes=True)
+    for k, p in ((None, 0.8), (40, 0.6), (None, 0.3)):
+        sel = qrita.select(x, k, p, backend="triton", ties=ties, options=opts)
+        _check(x, k, p, ties, sel)
+    k = torch.tensor([25, 0, 40, 600, 3, 10, 0], device=DEVICE)
+    p = torch.tensor([1.0, 0.8, 0.6, float("nan"), 0.0, 0.95, 0.9], device=DEVICE)
+    _check(x, k, p, ties, qrita.select(x, k, p, backend="triton", ties=ties, options=opts))
+
+
 @pytest.mark.parametrize("truncation", [True, False])
 def test_schedule_options_give_the_same_bits(truncation):
     """Sweep options change no result: prefetched span loads, other block sizes

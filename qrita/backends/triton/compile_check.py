@@ -77,9 +77,12 @@ def variants(dtype: str, V: int = 131072):
     yield f"finish_kernel[{dtype}]", _source(kernels.finish_kernel, finish_args, search_const), search_warps
     round_args = dict(row, k_mode="i32", p_mode_arg="i32", cand_ptr="*i32", rpart_i_ptr="*i32",
                       rpart_f_ptr="*fp32", n_spans="i32", ctr_ptr="*i32", state_i_ptr="*i64", state_f_ptr="*fp32")
-    round_const = dict(SPAN=launch.MAX_SPAN, SPAN_CAP=launch.SPAN_CAP, BLOCK=launch.ROUND_BLOCK,
-                       UNROLL=launch.ROUND_UNROLL, NPM=npm, DTYPE=code, W=kc.width, KEY_NEG_INF=kc.key_neg_inf)
-    yield f"round_kernel[{dtype}]", _source(kernels.round_kernel, round_args, round_const), 8
+    for mass_only in (False, True):  # mass_only: a sweep option
+        round_const = dict(SPAN=launch.MAX_SPAN, SPAN_CAP=launch.SPAN_CAP, BLOCK=launch.ROUND_BLOCK,
+                           UNROLL=launch.ROUND_UNROLL, NPM=npm, DTYPE=code, W=kc.width, KEY_NEG_INF=kc.key_neg_inf,
+                           MASS_ONLY=mass_only)
+        name = f"round_kernel[{dtype}" + (", mass_only]" if mass_only else "]")
+        yield name, _source(kernels.round_kernel, round_args, round_const), 8
     update_args = dict(row, k_mode="i32", p_mode_arg="i32", ties_all="i32", cand_ptr="*i32", rpart_i_ptr="*i32",
                        rpart_f_ptr="*fp32", n_spans="i32", ctr_ptr="*i32", state_i_ptr="*i64", state_f_ptr="*fp32",
                        last="i32",
@@ -88,7 +91,10 @@ def variants(dtype: str, V: int = 131072):
     update_const = {name: update_const[name] for name in ("N_SPANS_P2", "SPAN_CAP", "CB", "REG_CAP", "REG_SMALL",
                                                           "REG_MID", "NP", "NPM", "MAX_ROUNDS", "DTYPE", "W",
                                                           "KEY_NEG_INF")}
-    yield f"update_kernel[{dtype}]", _source(kernels.update_kernel, update_args, update_const), search_warps
+    for mass_only in (False, True):
+        const = dict(update_const, MASS_ONLY=mass_only)
+        name = f"update_kernel[{dtype}" + (", mass_only]" if mass_only else "]")
+        yield name, _source(kernels.update_kernel, update_args, const), search_warps
     mask_args = {"x_ptr": x, "stride_xb": "i64", "stride_xv": "i64", "out_ptr": x, "stride_ob": "i64",
                  "stride_ov": "i64", "V": "i32", "thr_key_ptr": "*i64", "cut_idx_ptr": "*i64", "mask_value": "fp32"}
     for inplace in (True, False):

@@ -677,7 +677,8 @@ TIE_CHUNK = tl.constexpr(4096)  # entries per step of the tie-cut scan in finali
 
 # Per-row state of the miss path (int64 [B, ST_I], float32 [B, ST_F]).
 ST_I = tl.constexpr(16)  # stage, lo, hi, base_cnt, z_k, nties_k, above_k, n_k, kmax, nmax, inf_mode, n_keep,
-#                          n_in (exact count of keys in (lo, hi], -1 unknown), spare x3
+#                          n_in (exact count of keys in (lo, hi], -1 unknown), n_ub (an upper bound of it,
+#                          -1 unknown), spare x2
 ST_F = tl.constexpr(4)  # base_mass, target_p, m, (spare)
 
 
@@ -804,6 +805,7 @@ def finish_kernel(
         tl.store(si + 10, inf_mode.to(tl.int64))
         tl.store(si + 11, n_keep)
         tl.store(si + 12, n_in)
+        tl.store(si + 13, n_in * 0 - 1)
         tl.store(sf + 0, base_m)
         tl.store(sf + 1, target_p)
         tl.store(sf + 2, m)
@@ -842,7 +844,7 @@ def round_kernel(
     k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode_arg,
     cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr, state_i_ptr, state_f_ptr,
     SPAN: tl.constexpr, SPAN_CAP: tl.constexpr, BLOCK: tl.constexpr, UNROLL: tl.constexpr, NPM: tl.constexpr,
-    DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr,
+    DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr, MASS_ONLY: tl.constexpr = False,
 ):
     """One miss round over one span of an unresolved row.
 
@@ -855,6 +857,11 @@ def round_kernel(
     Lane partials are [NPM, BLOCK] per-thread accumulators (one column per
     entry of a block), reduced once after the loop; each iteration issues
     UNROLL block loads, so that enough bytes are in flight.
+
+    ``MASS_ONLY`` (an option): a top-p round (stage 2) accumulates lane masses
+    only, plus two counts, keys above hi and keys in (lo, hi]; the update then
+    knows the count above the *current* hi exactly and bounds the count of the
+    next range by its mass.  Gathering rounds count the keys above hi too.
     """
     slot = tl.program_id(0)
     span = tl.program_id(1)
@@ -868,6 +875,7 @@ def round_kernel(
         hi = tl.load(si + 2)
         base_cnt = tl.load(si + 3)
         n_in = tl.load(si + 12)
+        n_est = tl.where(n_in >= 0, n_in, tl.load(si + 13))
         inf_mode = tl.load(si + 10) != 0
         m = tl.load(sf + 2)
         lo32 = lo.to(tl.uint32)
@@ -876,7 +884,8 @@ def round_kernel(
         base = (slot.to(tl.int64) * n_spans + span)
         start = tl.cast(span, tl.int64) * SPAN
         cols = tl.arange(0, BLOCK)
-        if gather_now(stage, p_mode, n_in, base_cnt, n_spans, SPAN_CAP):
+        c_hi_v = tl.zeros((BLOCK,), tl.int32)  # keys above hi (MASS_ONLY)
+        if gather_now(stage, p_mode, n_est, base_cnt, n_spans, SPAN_CAP):
             gb32 = gather_bound(stage, hi, p_mode).to(tl.uint32)
             rowcap = n_spans * SPAN_CAP
             cand_base = cand_ptr + slot.to(tl.int64) * rowcap
@@ -888,6 +897,29 @@ def round_kernel(
                     key = tl.where(inb, keys_of(raw, DTYPE, W), tl.zeros((BLOCK,), tl.uint32))
                     g = (key > lo32) & (key <= gb32) & (key > KEY_NEG_INF)
                     append_keys(cand_base, ctr_ptr + slot, key, g, rowcap, False)
+                    if MASS_ONLY:
+                        c_hi_v += ((key > hi32) & (key > KEY_NEG_INF)).to(tl.int32)
+            if MASS_ONLY:
+                tl.store(rpart_i_ptr + base * NPM, tl.sum(c_hi_v, axis=0))
+        elif MASS_ONLY & (stage == 2):
+            lanes = tl.arange(0, NPM)
+            taus = pivot(lo, hi, lanes.to(tl.int64), NPM - 1).to(tl.uint32)[:, None]
+            mass2 = tl.zeros((NPM, BLOCK), tl.float32)
+            c_in_v = tl.zeros((BLOCK,), tl.int32)
+            for i in range(0, SPAN, BLOCK * UNROLL):
+                for u in tl.static_range(UNROLL):
+                    offs = start + i + u * BLOCK + cols.to(tl.int64)
+                    inb = offs < V
+                    raw = tl.load(x_row + offs * stride_xv, mask=inb, other=0.0)
+                    key = tl.where(inb, keys_of(raw, DTYPE, W), tl.zeros((BLOCK,), tl.uint32))
+                    kin = tl.where(key <= hi32, key, tl.zeros((BLOCK,), tl.uint32))
+                    w = weight_of(value_of_key(key, DTYPE, W), m, inf_mode)
+                    mass2 += tl.where(kin[None, :] > taus, w[None, :], 0.0)
+                    c_hi_v += ((key > hi32) & (key > KEY_NEG_INF)).to(tl.int32)
+                    c_in_v += (kin > lo32).to(tl.int32)
+            tl.store(rpart_i_ptr + base * NPM, tl.sum(c_hi_v, axis=0))
+            tl.store(rpart_i_ptr + base * NPM + 1, tl.sum(c_in_v, axis=0))
+            tl.store(rpart_f_ptr + base * NPM + lanes, tl.sum(mass2, axis=1))
         else:
             lanes = tl.arange(0, NPM)
             taus = pivot(lo, hi, lanes.to(tl.int64), NPM - 1).to(tl.uint32)[:, None]
@@ -920,14 +952,21 @@ def update_kernel(
     N_SPANS_P2: tl.constexpr, SPAN_CAP: tl.constexpr, CB: tl.constexpr, REG_CAP: tl.constexpr,
     REG_SMALL: tl.constexpr, REG_MID: tl.constexpr,
     NP: tl.constexpr, NPM: tl.constexpr, MAX_ROUNDS: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr,
-    KEY_NEG_INF: tl.constexpr,
+    KEY_NEG_INF: tl.constexpr, MASS_ONLY: tl.constexpr = False,
 ):
     """After a miss round.  A gathering round: finish the row over the gathered keys
     (they fit), or fall back to evaluating.  An evaluating round: combine the span
     lanes in span order and narrow (lo, hi] to one lane (recording the exact count
     left in it), or, when the range is a single key, settle the stage.  On the
     ``last`` round a row that is still open finishes with a search over the row
-    itself (exact, slower).  The row's gather counters are left at zero."""
+    itself (exact, slower).  The row's gather counters are left at zero.
+
+    ``MASS_ONLY`` top-p rounds (see :func:`round_kernel`) bring the exact count
+    above the round's hi, not lane counts: after narrowing, the count above the
+    new hi is unknown (-1) until the next round counts it, and the count in the
+    new range is bounded by its mass over its smallest weight (``n_ub``), which
+    decides whether the next round gathers.  A single-key range settles in the
+    round after it appears."""
     slot = tl.program_id(0)
     row = (row0 + slot).to(tl.int64)
     si = state_i_ptr + row * ST_I
@@ -951,15 +990,20 @@ def update_kernel(
         m = tl.load(sf + 2)
         K = tl.minimum(k, tl.load(si + 11))
         n_in = tl.load(si + 12)
-        gathered = gather_now(stage, p_mode, n_in, base_cnt, n_spans, SPAN_CAP)
+        n_ub = tl.load(si + 13)
+        gathered = gather_now(stage, p_mode, tl.where(n_in >= 0, n_in, n_ub), base_cnt, n_spans, SPAN_CAP)
+        mass_round = MASS_ONLY & (stage == 2) & (gathered == 0)
         idx = tl.arange(0, NPM)
         rbase = slot.to(tl.int64) * n_spans
         cnt = tl.zeros((NPM,), tl.int64)
         mass = tl.zeros((NPM,), tl.float32)
-        if gathered == 0:
+        if (gathered == 0) | MASS_ONLY:
             for s in range(n_spans):
                 cnt += tl.load(rpart_i_ptr + (rbase + s) * NPM + idx).to(tl.int64)
                 mass += tl.load(rpart_f_ptr + (rbase + s) * NPM + idx)
+        if MASS_ONLY & (stage == 2):
+            base_cnt = pick(cnt, idx, 0)  # this round counted the keys above hi
+        c_in = pick(cnt, idx, 1)  # (MASS_ONLY rounds) keys in (lo, hi]
         rowcap = n_spans * SPAN_CAP
         cand_row = cand_ptr + slot.to(tl.int64) * rowcap
         n_g = tl.load(ctr_ptr + slot)
@@ -1016,10 +1060,37 @@ def update_kernel(
                     base_cnt = base_cnt * 0
                     base_mass = tl.zeros((), tl.float32)
                     n_in = above_k
+                    n_ub = n_ub * 0 - 1
                 else:
                     resolved = stage > 0
             elif gathered:  # the gathered keys did not fit: evaluate lanes next round
                 n_in = n_in * 0 - 1
+                n_ub = n_ub * 0 - 1
+            elif mass_round:
+                if hi - lo <= 1:  # the round's range was one key: z* = hi, its copies are c_in
+                    w_z = weight_of(value_of_key(hi, DTYPE, W), m, inf_mode)
+                    nties = topp_ties(target_p, base_mass, w_z, c_in, ties_all)
+                    z = hi
+                    count = base_cnt + nties
+                    n_total = c_in
+                    resolved = stage > 0
+                else:
+                    ok = (base_mass + mass) >= target_p
+                    a = tl.max(tl.where(ok, idx, 0), axis=0)
+                    has_next = a + 1 < NPM
+                    taus = pivot(lo, hi, idx.to(tl.int64), NPM - 1)
+                    new_lo = pick(taus, idx, a)
+                    mass_next = tl.where(has_next, pick(mass, idx, a + 1), 0.0)
+                    mass_in = pick(mass, idx, a) - mass_next
+                    hi = tl.where(has_next, pick(taus, idx, a + 1), hi)
+                    lo = new_lo
+                    base_mass += mass_next
+                    base_cnt = tl.where(has_next, base_cnt * 0 - 1, base_cnt)  # known only if hi stayed
+                    n_in = n_in * 0 - 1
+                    # every key in (lo, hi] weighs at least w(lo + 1): count <= mass / that weight
+                    w_min = weight_of(value_of_key(lo + 1, DTYPE, W), m, inf_mode)
+                    est = tl.where(w_min > 0, mass_in / tl.maximum(w_min, 1e-38), 2.0**40)
+                    n_ub = tl.where(est < 2.0**30, (est * (1.0 + 2.0**-8)).to(tl.int64) + 1, n_ub * 0 - 1)
             else:
                 # narrow to the lane that holds the boundary
                 if stage == 1:
@@ -1039,6 +1110,7 @@ def update_kernel(
                 base_cnt += cnt_next
                 base_mass += mass_next
                 n_in = n_eq
+                n_ub = n_ub * 0 - 1
                 if hi - lo <= 1:  # a single key left: z* = hi
                     if stage == 1:
                         z_k = hi
@@ -1056,6 +1128,7 @@ def update_kernel(
                             base_cnt = base_cnt * 0
                             base_mass = tl.zeros((), tl.float32)
                             n_in = above_k
+                            n_ub = n_ub * 0 - 1
                         else:
                             if p_mode == 1:
                                 n_best = tl.where(kmax == z_k, nties_k, nmax)
@@ -1095,6 +1168,7 @@ def update_kernel(
             tl.store(si + 6, above_k)
             tl.store(si + 7, n_k)
             tl.store(si + 12, n_in)
+            tl.store(si + 13, n_ub)
             tl.store(sf + 0, base_mass)
             tl.store(sf + 1, target_p)
         tl.store(ctr_ptr + slot, tl.zeros((), tl.int32))

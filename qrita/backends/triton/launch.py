@@ -94,6 +94,7 @@ def run_select(x: torch.Tensor, req: Request):
     n_rounds = int_option(opts, "miss_rounds", miss_rounds(kc.width))
     span_warps = int_option(opts, "span_warps", 8, choices=WARPS)
     round_warps = int_option(opts, "round_warps", 8, choices=WARPS)
+    mass_lanes = bool(opts.get("mass_lanes", False))  # top-p miss rounds without lane counts (a sweep option)
 
     thr_key = torch.empty(B, dtype=torch.int64, device=dev)
     thr_bits = torch.empty(B, dtype=torch.int32, device=dev)
@@ -183,14 +184,14 @@ def run_select(x: torch.Tensor, req: Request):
                     k_ptr, k_s, p_ptr, p_s, k_mode, p_mode,
                     cand, rpart_i, rpart_f, n_spans, ctr, state_i, state_f,
                     SPAN=span, SPAN_CAP=span_cap, BLOCK=round_block, UNROLL=round_unroll, NPM=npm,
-                    KEY_NEG_INF=kc.key_neg_inf, num_warps=round_warps, **common,
+                    KEY_NEG_INF=kc.key_neg_inf, MASS_ONLY=mass_lanes, num_warps=round_warps, **common,
                 )
                 kernels.update_kernel[(rows,)](
                     x, x.stride(0), x.stride(1), V, row0,
                     k_ptr, k_s, p_ptr, p_s, k_mode, p_mode, ties_all,
                     cand, rpart_i, rpart_f, n_spans, ctr, state_i, state_f, int(r == n_rounds - 1),
                     thr_key, thr_bits, num_ties, count, hit, cut_idx,
-                    NPM=npm, num_warps=search_warps, **search_const, **common,
+                    NPM=npm, MASS_ONLY=mass_lanes, num_warps=search_warps, **search_const, **common,
                 )
     dtype = TORCH_DTYPE[req.dtype]
     if req.dtype == "float32":
