@@ -126,7 +126,7 @@ def test_mass_only_miss_rounds_are_exact(dtype, mode, ties):
     x = _adversarial_rows(dtype)
     x = torch.cat([x, torch.sort(x[:1], dim=1).values])  # clustered: the top keys in one span
     opts = dict(MISS_OPTIONS[mode], mass_lanes=True)
-    for k, p in ((None, 0.8), (40, 0.6), (None, 0.3)):
+    for k, p in ((None, 0.8), (40, 0.6)):
         sel = qrita.select(x, k, p, backend="triton", ties=ties, options=opts)
         _check(x, k, p, ties, sel)
     k = torch.tensor([25, 0, 40, 600, 3, 10, 0], device=DEVICE)
@@ -141,8 +141,8 @@ def test_schedule_options_give_the_same_bits(truncation):
     x = _adversarial_rows(torch.float32)
     x = torch.cat([x, torch.sort(x[:1], dim=1).values])  # clustered: the top keys fill one span
     base = dict(truncation=truncation, span=256, span_cap=64, span_block=64, round_block=32)
-    variants = (dict(span_prefetch=True), dict(span_block=32), dict(round_unroll=1), dict(round_unroll=8),
-                dict(cut_pass=True))
+    # two combined variants keep the interpreter time down; each option differs from base in one of them
+    variants = (dict(span_prefetch=True, round_unroll=8, cut_pass=True), dict(span_block=32, round_unroll=1))
     for k, p in ((25, None), (None, 0.8), (40, 0.6)):
         ref = qrita.select(x, k, p, backend="triton", options=base)
         _check(x, k, p, "lowest_index", ref)
