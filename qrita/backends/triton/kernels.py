@@ -636,6 +636,37 @@ def solve(src, keys_reg, valid_reg, x_row, stride_xv, V, buf_row, cnt_ptr, n_chu
 
 
 @triton.jit
+def solve_slot(n, slot_row, cnt_ptr, n_chunks, x_row, stride_xv, V,
+               stage, lo, hi, base_cnt, base_mass, K, p_mode, p, target_p, z_k, nties_k, above_k, n_k,
+               kmax, nmax, ties_all, m, inf_mode,
+               NP: tl.constexpr, MAX_ROUNDS: tl.constexpr, SPAN_CAP: tl.constexpr, CB: tl.constexpr,
+               DTYPE: tl.constexpr, W: tl.constexpr, REG_SMALL: tl.constexpr, REG_MID: tl.constexpr,
+               REG_CAP: tl.constexpr):
+    """:func:`solve` over a row's compact slot of ``n`` keys, in the smallest register tile
+    that holds them (REG_SMALL, REG_MID, REG_CAP), else from the slot in memory."""
+    if n <= REG_SMALL:
+        keys, valid = load_keys(slot_row, n, REG_SMALL)
+        z, nties, count, n_total, nxt = solve(
+            0, keys, valid, x_row, stride_xv, V, slot_row, cnt_ptr, n_chunks, stage, lo, hi, base_cnt, base_mass,
+            K, p_mode, p, target_p, z_k, nties_k, above_k, n_k, kmax, nmax, ties_all, m, inf_mode,
+            NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W)
+    elif n <= REG_MID:
+        keys_m, valid_m = load_keys(slot_row, n, REG_MID)
+        z, nties, count, n_total, nxt = solve(
+            0, keys_m, valid_m, x_row, stride_xv, V, slot_row, cnt_ptr, n_chunks, stage, lo, hi, base_cnt,
+            base_mass, K, p_mode, p, target_p, z_k, nties_k, above_k, n_k, kmax, nmax, ties_all, m, inf_mode,
+            NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W)
+    else:
+        src = tl.where(n <= REG_CAP, 0, 1)
+        keys_r, valid_r = load_keys(slot_row, tl.where(src == 0, n, 0), REG_CAP)
+        z, nties, count, n_total, nxt = solve(
+            src, keys_r, valid_r, x_row, stride_xv, V, slot_row, cnt_ptr, n_chunks, stage, lo, hi, base_cnt,
+            base_mass, K, p_mode, p, target_p, z_k, nties_k, above_k, n_k, kmax, nmax, ties_all, m, inf_mode,
+            NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W)
+    return z, nties, count, n_total, nxt
+
+
+@triton.jit
 def finalize(x_row, stride_xv, V, row, z, nties, count, n_total, empty, hit,
              thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr,
              CB: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr):
@@ -739,7 +770,6 @@ def finish_kernel(
     usable = (truncation != 0) & (cut > 0) & (overflow == 0)
     hit = tl.where(k_active, usable & (n_cand >= K), (p_mode == 2) & usable & (cmass >= p * z_all))
     hit = hit & needs_search
-    src = tl.where(n_cand <= REG_CAP, 0, 1)
     stage = tl.where(k_active, 1, 2)
     target_p = p * z_all
 
@@ -754,24 +784,11 @@ def finish_kernel(
         count = nties
         n_total = nmax
     next_stage = stage * 0
-    if hit & (n_cand <= REG_SMALL):  # the common case: a small register tile
-        keys_s, valid_s = load_keys(cand_row, n_cand, REG_SMALL)
-        z, nties, count, n_total, next_stage = solve(
-            0, keys_s, valid_s, x_row, stride_xv, V, cand_row, ctr_ptr + slot, rowcap // CB,
+    if hit:
+        z, nties, count, n_total, next_stage = solve_slot(
+            n_cand, cand_row, ctr_ptr + slot, rowcap // CB, x_row, stride_xv, V,
             stage, cut, kmax, 0, 0.0, K, p_mode, p, target_p, z, nties, count - nties, n_total,
-            kmax, nmax, ties_all, m, inf_mode, NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W)
-    elif hit & (n_cand <= REG_MID):  # a mid-size tile (e.g. a heavy-tailed row's top-k)
-        keys_m, valid_m = load_keys(cand_row, n_cand, REG_MID)
-        z, nties, count, n_total, next_stage = solve(
-            0, keys_m, valid_m, x_row, stride_xv, V, cand_row, ctr_ptr + slot, rowcap // CB,
-            stage, cut, kmax, 0, 0.0, K, p_mode, p, target_p, z, nties, count - nties, n_total,
-            kmax, nmax, ties_all, m, inf_mode, NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W)
-    elif hit:
-        keys_reg, valid_reg = load_keys(cand_row, tl.where(src == 0, n_cand, 0), REG_CAP)
-        z, nties, count, n_total, next_stage = solve(
-            src, keys_reg, valid_reg, x_row, stride_xv, V, cand_row, ctr_ptr + slot, rowcap // CB,
-            stage, cut, kmax, 0, 0.0, K, p_mode, p, target_p, z, nties, count - nties, n_total,
-            kmax, nmax, ties_all, m, inf_mode, NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W)
+            kmax, nmax, ties_all, m, inf_mode, NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W, REG_SMALL, REG_MID, REG_CAP)
     si = state_i_ptr + row * ST_I
     sf = state_f_ptr + row * ST_F
     if needs_search & (hit == 0):
@@ -824,6 +841,15 @@ def gather_bound(stage, hi, p_mode):
     """Upper end of the keys a miss round gathers: ``hi``, or everything above ``lo``
     while top-k runs ahead of a top-p stage (which then needs all keys >= z_k)."""
     return tl.where((stage == 1) & (p_mode == 2), 0xFFFFFFFF, hi)
+
+
+@triton.jit
+def block_keys(x_row, stride_xv, V, first, BLOCK: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr):
+    """uint32 keys of row entries [first, first + BLOCK) (0 past the row)."""
+    offs = first + tl.arange(0, BLOCK).to(tl.int64)
+    inb = offs < V
+    raw = tl.load(x_row + offs * stride_xv, mask=inb, other=0.0)
+    return tl.where(inb, keys_of(raw, DTYPE, W), tl.zeros((BLOCK,), tl.uint32))
 
 
 @triton.jit
@@ -883,7 +909,6 @@ def round_kernel(
         x_row = x_ptr + row * stride_xb
         base = (slot.to(tl.int64) * n_spans + span)
         start = tl.cast(span, tl.int64) * SPAN
-        cols = tl.arange(0, BLOCK)
         c_hi_v = tl.zeros((BLOCK,), tl.int32)  # keys above hi (MASS_ONLY)
         if gather_now(stage, p_mode, n_est, base_cnt, n_spans, SPAN_CAP):
             gb32 = gather_bound(stage, hi, p_mode).to(tl.uint32)
@@ -891,10 +916,7 @@ def round_kernel(
             cand_base = cand_ptr + slot.to(tl.int64) * rowcap
             for i in range(0, SPAN, BLOCK * UNROLL):
                 for u in tl.static_range(UNROLL):
-                    offs = start + i + u * BLOCK + cols.to(tl.int64)
-                    inb = offs < V
-                    raw = tl.load(x_row + offs * stride_xv, mask=inb, other=0.0)
-                    key = tl.where(inb, keys_of(raw, DTYPE, W), tl.zeros((BLOCK,), tl.uint32))
+                    key = block_keys(x_row, stride_xv, V, start + i + u * BLOCK, BLOCK, DTYPE, W)
                     g = (key > lo32) & (key <= gb32) & (key > KEY_NEG_INF)
                     append_keys(cand_base, ctr_ptr + slot, key, g, rowcap, False)
                     if MASS_ONLY:
@@ -908,10 +930,7 @@ def round_kernel(
             c_in_v = tl.zeros((BLOCK,), tl.int32)
             for i in range(0, SPAN, BLOCK * UNROLL):
                 for u in tl.static_range(UNROLL):
-                    offs = start + i + u * BLOCK + cols.to(tl.int64)
-                    inb = offs < V
-                    raw = tl.load(x_row + offs * stride_xv, mask=inb, other=0.0)
-                    key = tl.where(inb, keys_of(raw, DTYPE, W), tl.zeros((BLOCK,), tl.uint32))
+                    key = block_keys(x_row, stride_xv, V, start + i + u * BLOCK, BLOCK, DTYPE, W)
                     kin = tl.where(key <= hi32, key, tl.zeros((BLOCK,), tl.uint32))
                     w = weight_of(value_of_key(key, DTYPE, W), m, inf_mode)
                     mass2 += tl.where(kin[None, :] > taus, w[None, :], 0.0)
@@ -927,10 +946,7 @@ def round_kernel(
             mass2 = tl.zeros((NPM, BLOCK), tl.float32)
             for i in range(0, SPAN, BLOCK * UNROLL):
                 for u in tl.static_range(UNROLL):
-                    offs = start + i + u * BLOCK + cols.to(tl.int64)
-                    inb = offs < V
-                    raw = tl.load(x_row + offs * stride_xv, mask=inb, other=0.0)
-                    key = tl.where(inb, keys_of(raw, DTYPE, W), tl.zeros((BLOCK,), tl.uint32))
+                    key = block_keys(x_row, stride_xv, V, start + i + u * BLOCK, BLOCK, DTYPE, W)
                     # keys above hi become 0, which no lane counts (tau_j >= lo >= 0): one compare a lane
                     kin = tl.where(key <= hi32, key, tl.zeros((BLOCK,), tl.uint32))
                     gt = kin[None, :] > taus
@@ -1023,7 +1039,6 @@ def update_kernel(
                 resolved = stage > 0
             else:
                 stage = stage * 0 + 2
-        src = tl.where(n_g <= REG_CAP, 0, 1)
         if resolved == 0:
             if fits:
                 gb = gather_bound(stage, hi, p_mode)
@@ -1031,24 +1046,11 @@ def update_kernel(
                 hi_s = tl.where(whole, kmax, hi)
                 base_cnt_s = tl.where(whole, 0, base_cnt)
                 base_mass_s = tl.where(whole, 0.0, base_mass)
-                if n_g <= REG_SMALL:
-                    keys_s, valid_s = load_keys(cand_row, n_g, REG_SMALL)
-                    z, nties, count, n_total, nxt = solve(
-                        0, keys_s, valid_s, x_row, stride_xv, V, cand_row, ctr_ptr + slot, rowcap // CB,
-                        stage, lo, hi_s, base_cnt_s, base_mass_s, K, p_mode, p, target_p, z_k, nties_k, above_k,
-                        n_k, kmax, nmax, ties_all, m, inf_mode, NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W)
-                elif n_g <= REG_MID:
-                    keys_m, valid_m = load_keys(cand_row, n_g, REG_MID)
-                    z, nties, count, n_total, nxt = solve(
-                        0, keys_m, valid_m, x_row, stride_xv, V, cand_row, ctr_ptr + slot, rowcap // CB,
-                        stage, lo, hi_s, base_cnt_s, base_mass_s, K, p_mode, p, target_p, z_k, nties_k, above_k,
-                        n_k, kmax, nmax, ties_all, m, inf_mode, NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W)
-                else:
-                    keys_reg, valid_reg = load_keys(cand_row, tl.where(src == 0, n_g, 0), REG_CAP)
-                    z, nties, count, n_total, nxt = solve(
-                        src, keys_reg, valid_reg, x_row, stride_xv, V, cand_row, ctr_ptr + slot, rowcap // CB,
-                        stage, lo, hi_s, base_cnt_s, base_mass_s, K, p_mode, p, target_p, z_k, nties_k, above_k,
-                        n_k, kmax, nmax, ties_all, m, inf_mode, NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W)
+                z, nties, count, n_total, nxt = solve_slot(
+                    n_g, cand_row, ctr_ptr + slot, rowcap // CB, x_row, stride_xv, V,
+                    stage, lo, hi_s, base_cnt_s, base_mass_s, K, p_mode, p, target_p, z_k, nties_k, above_k, n_k,
+                    kmax, nmax, ties_all, m, inf_mode, NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W, REG_SMALL, REG_MID,
+                    REG_CAP)
                 if nxt == 3:
                     stage = stage * 0 + 3
                     z_k = z
