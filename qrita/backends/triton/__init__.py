@@ -71,7 +71,8 @@ class TritonBackend(Backend):
             return "backend 'triton' takes bfloat16 as torch tensors, not ml_dtypes numpy arrays"
         if reason is None and req.V > MAX_VOCAB:
             # top-p masses are summed as 2**-40 fixed-point int64: at most 2**23 terms of weight <= 1
-            return f"backend 'triton' takes V <= {MAX_VOCAB} entries per row, got V={req.V}"
+            return (f"backend 'triton' takes V <= {MAX_VOCAB} entries per row, got V={req.V}; "
+                    "use backend='auto' (or 'numpy') for wider rows")
         return reason
 
     def select(self, req: Request) -> SelectResult:
