@@ -110,8 +110,11 @@ def main() -> None:
     ap.add_argument("--out", default="check.json")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--budget-s", type=float, default=1e9, help="stop starting new timing cases after this")
+    ap.add_argument("--options", type=json.loads, default=None, help="backend options as JSON, for every check")
     args = ap.parse_args()
-    report = {"backend": args.backend, "gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": []}
+    opts = args.options or {}
+    report = {"backend": args.backend, "options": opts, "gpu": torch.cuda.get_device_name(),
+              "torch": torch.__version__, "rows": []}
     t0 = time.time()
     # --- exactness ----------------------------------------------------------------------------
     fails = 0
@@ -127,7 +130,7 @@ def main() -> None:
                         x = make_logits(dist, B, V, dt, seed=n)
                         n += 1
                         try:
-                            hit = check(args.backend, x, k, p, ties)
+                            hit = check(args.backend, x, k, p, ties, options=opts or None)
                             status = "ok"
                         except Exception as exc:  # noqa: BLE001
                             fails += 1
@@ -140,14 +143,14 @@ def main() -> None:
         x = make_logits("zipf", 8, 131072, dt, seed=123)
         for k, p in ((50, None), (None, 0.9), (100, 0.9)):
             try:
-                check(args.backend, x, k, p, "lowest_index", options={"truncation": False})
+                check(args.backend, x, k, p, "lowest_index", options={**opts, "truncation": False})
             except Exception as exc:  # noqa: BLE001
                 fails += 1
                 print("forced miss", dt, k, p, "FAIL", str(exc)[:300], flush=True)
             n += 1
     try:
         big = make_logits("llm", 8200, 262144, torch.bfloat16, seed=5)
-        check(args.backend, big, 50, 0.9, "lowest_index", rows=3)
+        check(args.backend, big, 50, 0.9, "lowest_index", rows=3, options=opts or None)
         del big
     except Exception as exc:  # noqa: BLE001
         fails += 1
