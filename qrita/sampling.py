@@ -26,8 +26,9 @@ generator (``torch``'s default generator of the logits' device, numpy's global
 This generic path works for every backend with array operations of the
 caller's library: it masks the full ``[B, V]`` rows (in blocks of rows, so the
 float64 scratch stays bounded) and never synchronises with the GPU when the
-seeds or the generator live on the logits' device.  GPU backends may add a
-candidate-only path later; it must draw the same tokens.
+seeds or the generator live on the logits' device.  A backend may draw in its
+own kernels instead (``Backend.sample``; the Triton backend does, in one pass
+over each row after its selection); it must draw the same tokens.
 
 Interop.  numpy, torch (CPU/CUDA) and cupy arrays come back in their own
 library and device.  Any other DLPack producer (JAX, TensorFlow, ...) is
@@ -43,7 +44,8 @@ from typing import Any
 import numpy as np
 
 from . import _arrays
-from .api import _as_rows, _convert_array, select
+from .api import _as_rows, _check_enabled, _convert_array, _make_selection, make_request, select
+from .backends import resolve
 from .core import rng
 from .errors import QritaTypeError, QritaValueError
 from .selection import Selection
@@ -77,9 +79,20 @@ def sample(logits, k=None, p=None, *, seeds=None, generator=None, backend: str =
     logits = _accept_dlpack(logits)
     rows, lib, device, _, _ = _as_rows(logits)
     B = int(rows.shape[0])
-    # validate everything before any work; a generator is drawn from only once select() succeeded
+    # validate everything before any work; a generator is drawn from only once the request is valid
     states = _stream_states(seeds, generator, B, lib, device, rows) if seeds is not None else None
     _check_generator(seeds, generator)
+    if not _check_enabled(False):
+        req, squeeze = make_request(logits, k, p, ties=ties)
+        chosen = resolve(backend, req)
+        if states is None:
+            states = _stream_states(None, generator, B, lib, device, rows)
+        # a GPU backend draws in one more pass over the row, without the [B, V] noise of _draw
+        tokens = chosen.sample(req, states)
+        if tokens is not None:
+            return tokens.reshape(()) if squeeze else tokens
+        selection = _make_selection(req, chosen.select(req), chosen.name, squeeze)
+        return _draw(selection, states)
     selection = select(logits, k, p, backend=backend, ties=ties)
     if states is None:
         states = _stream_states(None, generator, B, lib, device, rows)

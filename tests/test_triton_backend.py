@@ -124,11 +124,12 @@ def test_miss_rounds_are_exact(dtype, mode, ties):
     ("dtype", "mode", "ties"),
     [(torch.float32, "rounds", "all"), (torch.bfloat16, "tiny-slots", "lowest_index")],
 )
-def test_mass_only_miss_rounds_are_exact(dtype, mode, ties):
-    """The mass_lanes option: top-p rounds without lane counts (bounded by mass, counted a round later)."""
+def test_count_lane_miss_rounds_are_exact(dtype, mode, ties):
+    """``mass_lanes=False``: top-p rounds that count every lane too (the default rounds count only
+    lane masses; the other miss tests run those)."""
     x = _adversarial_rows(dtype)
     x = torch.cat([x, torch.sort(x[:1], dim=1).values])  # clustered: the top keys in one span
-    opts = dict(MISS_OPTIONS[mode], mass_lanes=True)
+    opts = dict(MISS_OPTIONS[mode], mass_lanes=False)
     for k, p in ((None, 0.8), (40, 0.6)):
         sel = qrita.select(x, k, p, backend="triton", ties=ties, options=opts)
         _check(x, k, p, ties, sel)
@@ -287,3 +288,28 @@ def test_vocab_beyond_the_fixed_point_range_is_refused():
     with pytest.raises(qrita.QritaError, match="V <= 8388608"):
         qrita.top_k_top_p(x, 5, None, backend="triton", inplace=True)
     assert bool((x == 0.5).all())
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_sample_draws_the_array_paths_tokens(dtype):
+    """The Triton draw (one pass over each row after its selection) gives the generic path's tokens:
+    ties at the boundary, +inf (which takes all of the mass), NaN, rows of -inf, per-row k/p,
+    a row that keeps everything, and a 1-D row."""
+    rng = np.random.default_rng(11)
+    V = 3000 if INTERPRETED else 151936
+    x = np.round(rng.standard_normal((6, V)) * 3).astype(np.float32)  # many ties
+    x[1, [7, 900, 2999]] = np.inf
+    x[2, :] = -np.inf
+    x[3, rng.integers(0, V, 40)] = np.nan
+    xt = torch.from_numpy(x).to(dtype=dtype, device=DEVICE)
+    k = torch.tensor([5, 3, 10, 0, V, 50], device=DEVICE)
+    p = torch.tensor([1.0, 0.9, 0.5, 0.7, 1.0, 0.3], device=DEVICE)
+    seeds = torch.arange(6, device=DEVICE) * 1000 + 3
+    for ties in ("lowest_index", "all"):
+        want = qrita.sample(xt.cpu(), k.cpu(), p.cpu(), seeds=seeds.cpu(), backend="numpy", ties=ties)
+        got = qrita.sample(xt, k, p, seeds=seeds, backend="triton", ties=ties)
+        assert got.dtype == torch.int64 and got.device == xt.device
+        assert got.cpu().tolist() == want.tolist()
+    assert got[2].item() == -1 and got[1].item() in (7, 900, 2999)
+    one = qrita.sample(xt[0], 20, 0.8, seeds=5, backend="triton")
+    assert one.shape == () and one.item() == qrita.sample(xt[0].cpu(), 20, 0.8, seeds=5, backend="numpy").item()

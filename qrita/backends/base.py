@@ -109,3 +109,9 @@ class Backend:
     def top_k_top_p(self, req: Request, mask_value: float, out: Any) -> Any | None:
         """Optional fused select+mask writing into ``out``; return None to use the generic path."""
         return None
+
+    def sample(self, req: Request, states: Any) -> Any | None:
+        """Optional fused select+draw of ``qrita.sample``: int64 ``[B]`` tokens in the request's
+        library, for per-row stream states ``states`` (``qrita.core.rng``); None to use the
+        generic path.  It must draw the generic path's tokens."""
+        return None

@@ -2,7 +2,7 @@
 
     python -m qrita.backends.triton.compile_check cuda:90 cuda:80 hip:gfx942
 
-compiles the span, finish and mask kernels for every dtype with the launch
+compiles the cut, span, finish, miss-round, mask and sample kernels for every dtype with the launch
 geometry of :mod:`qrita.backends.triton.launch` and prints one line per
 variant; the exit status is non-zero if any fails.  Run it in a process of its
 own (``tests/test_triton_compile.py`` does): ``triton.compile`` for a foreign
@@ -53,16 +53,21 @@ def variants(dtype: str, V: int = 131072):
                      TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size)
     yield f"cut_kernel[{dtype}]", _source(kernels.cut_kernel, cut_args, cut_const), 4
     # (has_p, prefetch, cut computed by cut_kernel, smallest key tracked); prefetch is a sweep option
-    for has_p, prefetch, cut_in, need_min in ((False, False, True, False), (True, False, True, False),
-                                              (True, False, False, True), (False, False, False, True),
-                                              (True, True, True, False)):
-        span_const = dict(SPAN=launch.MAX_SPAN, SPAN_CAP=launch.SPAN_CAP, BLOCK=launch.BLOCK, DTYPE=code,
+    # wide spans: a small scalar top-k alone over many rows (launch.span_of)
+    for has_p, prefetch, cut_in, need_min, span in ((False, False, True, False, launch.MAX_SPAN),
+                                                    (True, False, True, False, launch.MAX_SPAN),
+                                                    (True, False, False, True, launch.MAX_SPAN),
+                                                    (False, False, False, True, launch.MAX_SPAN),
+                                                    (True, True, True, False, launch.MAX_SPAN),
+                                                    (False, False, True, False, launch.WIDE_SPAN)):
+        span_const = dict(SPAN=span, SPAN_CAP=launch.SPAN_CAP, BLOCK=launch.BLOCK, DTYPE=code,
                           W=kc.width, KEY_NEG_INF=kc.key_neg_inf, KEY_POS_INF=kc.key_pos_inf, SAMPLE=SAMPLE_SIZE,
                           LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE, TOPK_LUT_N=TOPK_DELTA.size,
                           TOPP_LUT_N=TOPP_DELTA.size, HAS_P=has_p, PREFETCH=prefetch, CUT_IN=cut_in,
                           NEED_MIN=need_min)
         name = f"span_kernel[{dtype}, has_p={has_p}, cut_in={cut_in}, need_min={need_min}"
-        name += ", prefetch]" if prefetch else "]"
+        name += ", prefetch" if prefetch else ""
+        name += ", wide]" if span == launch.WIDE_SPAN else "]"
         yield name, _source(kernels.span_kernel, span_args, span_const), 8
     outputs = dict(thr_key_ptr="*i64", thr_bits_ptr="*i32", num_ties_ptr="*i32", count_ptr="*i32", hit_ptr="*i8",
                    cut_idx_ptr="*i64")
@@ -77,11 +82,12 @@ def variants(dtype: str, V: int = 131072):
     yield f"finish_kernel[{dtype}]", _source(kernels.finish_kernel, finish_args, search_const), search_warps
     round_args = dict(row, k_mode="i32", p_mode_arg="i32", cand_ptr="*i32", rpart_i_ptr="*i32",
                       rpart_f_ptr="*fp32", n_spans="i32", ctr_ptr="*i32", state_i_ptr="*i64", state_f_ptr="*fp32")
-    for mass_only in (False, True):  # mass_only: a sweep option
-        round_const = dict(SPAN=launch.MAX_SPAN, SPAN_CAP=launch.SPAN_CAP, BLOCK=launch.ROUND_BLOCK,
+    for mass_only, span in ((False, launch.MAX_SPAN), (True, launch.MAX_SPAN), (False, launch.WIDE_SPAN)):
+        round_const = dict(SPAN=span, SPAN_CAP=launch.SPAN_CAP, BLOCK=launch.ROUND_BLOCK,
                            UNROLL=launch.ROUND_UNROLL, NPM=npm, DTYPE=code, W=kc.width, KEY_NEG_INF=kc.key_neg_inf,
                            MASS_ONLY=mass_only)
-        name = f"round_kernel[{dtype}" + (", mass_only]" if mass_only else "]")
+        name = f"round_kernel[{dtype}" + (", mass_only" if mass_only else "")
+        name += ", wide]" if span == launch.WIDE_SPAN else "]"
         yield name, _source(kernels.round_kernel, round_args, round_const), 8
     update_args = dict(row, k_mode="i32", p_mode_arg="i32", ties_all="i32", cand_ptr="*i32", rpart_i_ptr="*i32",
                        rpart_f_ptr="*fp32", n_spans="i32", ctr_ptr="*i32", state_i_ptr="*i64", state_f_ptr="*fp32",
@@ -100,6 +106,16 @@ def variants(dtype: str, V: int = 131072):
     for inplace in (True, False):
         const = dict(INPLACE=inplace, BLOCK=4096, DTYPE=code, W=kc.width)
         yield f"mask_kernel[{dtype}, inplace={inplace}]", _source(kernels.mask_kernel, mask_args, const), 8
+    sample_args = {"x_ptr": x, "stride_xb": "i64", "stride_xv": "i64", "V": "i32", "row0": "i32",
+                   "thr_key_ptr": "*i64", "cut_idx_ptr": "*i64", "state_ptr": "*i64", "part_v_ptr": "*fp64",
+                   "part_i_ptr": "*i64", "n_parts": "i32"}
+    const = dict(PART=launch.SAMPLE_PART, BLOCK=launch.SAMPLE_BLOCK, DTYPE=code, W=kc.width,
+                 KEY_POS_INF=kc.key_pos_inf)
+    yield f"sample_kernel[{dtype}]", _source(kernels.sample_kernel, sample_args, const), 8
+    pick_args = {"part_v_ptr": "*fp64", "part_i_ptr": "*i64", "count_ptr": "*i32", "out_ptr": "*i64", "row0": "i32",
+                 "n_parts": "i32"}
+    n_parts_p2 = max(2, triton.next_power_of_2(triton.cdiv(V, launch.SAMPLE_PART)))
+    yield f"sample_pick_kernel[{dtype}]", _source(kernels.sample_pick_kernel, pick_args, dict(NP2=n_parts_p2)), 1
 
 
 def parse_target(spec: str) -> GPUTarget:

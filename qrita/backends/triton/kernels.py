@@ -16,6 +16,10 @@ Three launches per wave of rows (see ``docs/triton.md``):
                    the index of the last kept tie.
 ``mask_kernel``    grid (rows, blocks). Writes mask_value wherever an entry is
                    not kept, in place or into ``out``.
+``sample_kernel``, ``sample_pick_kernel``  (``qrita.sample``) grid (rows, parts)
+                   then (rows,). The Gumbel-max race of ``qrita.core.rng`` over
+                   the kept entries: one read of the row, noise only in blocks
+                   that keep something, parts combined in index order.
 
 The state-machine steps are the portable functions of ``qrita.core.search``
 compiled by ``triton.jit``; key constants and LUTs come from ``qrita.core``.
@@ -29,6 +33,7 @@ import types
 import triton
 import triton.language as tl
 
+from ...core import rng as core_rng
 from ...core import search as core_search
 
 
@@ -1177,6 +1182,13 @@ def update_kernel(
 
 
 @triton.jit
+def kept_of(key, offs, thr, cut_idx):
+    """Whether entries (keys, indices) are kept by a row's (threshold key, index of the last kept tie)."""
+    keep = (key > thr) | ((key == thr) & (offs <= cut_idx))
+    return keep & (key != 0)  # NaN (key 0) is never kept
+
+
+@triton.jit
 def mask_kernel(x_ptr, stride_xb, stride_xv, out_ptr, stride_ob, stride_ov, V, thr_key_ptr, cut_idx_ptr, mask_value,
                 INPLACE: tl.constexpr, BLOCK: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr):
     """mask_value wherever an entry is not kept; kept entries keep their bits."""
@@ -1188,11 +1200,100 @@ def mask_kernel(x_ptr, stride_xb, stride_xv, out_ptr, stride_ob, stride_ov, V, t
     key = keys_of(raw, DTYPE, W).to(tl.int64)
     thr = tl.load(thr_key_ptr + row)
     cut_idx = tl.load(cut_idx_ptr + row)
-    keep = (key > thr) | ((key == thr) & (offs <= cut_idx))
-    keep = keep & (key != 0)
+    keep = kept_of(key, offs, thr, cut_idx)
     fill = tl.full((BLOCK,), 0.0, tl.float32) + mask_value
     fill = fill.to(raw.dtype)
     if INPLACE:
         tl.store(x_ptr + row * stride_xb + offs * stride_xv, fill, mask=inb & (keep == 0))
     else:
         tl.store(out_ptr + row * stride_ob + offs * stride_ov, tl.where(keep, raw, fill), mask=inb)
+
+
+# --- sampling (qrita.sample): a Gumbel-max race over the kept entries --------------------------
+
+stream_bits = _portable(core_rng.stream_bits)
+UNIFORM_SHIFT = tl.constexpr(64 - core_rng.UNIFORM_BITS)
+UNIFORM_SCALE = tl.constexpr(2.0**-core_rng.UNIFORM_BITS)
+
+
+@triton.jit
+def gumbel_of(state, offs):
+    """float64 Gumbel noise of token indices ``offs`` in the stream ``state`` (``qrita.core.rng``)."""
+    bits = stream_bits(state, offs.to(tl.uint64))
+    u = ((bits >> UNIFORM_SHIFT) + 1).to(tl.float64) * UNIFORM_SCALE
+    return -tl.log(-tl.log(u))
+
+
+@triton.jit(do_not_specialize=["V", "row0", "n_parts"])
+def sample_kernel(x_ptr, stride_xb, stride_xv, V, row0, thr_key_ptr, cut_idx_ptr, state_ptr, part_v_ptr, part_i_ptr,
+                  n_parts, PART: tl.constexpr, BLOCK: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr,
+                  KEY_POS_INF: tl.constexpr):
+    """grid (rows, parts): the part's Gumbel-max winner among kept finite-class and +inf entries.
+
+    Per part: (best x + g, its index) and (best g among kept +inf, its index), the
+    lowest index on equal keys, as ``argmax`` does.  Blocks that keep nothing skip
+    the noise (the common case for top-k).  The part's first index stands for a
+    part with no finite winner, so that a row whose kept keys are all ``-inf``
+    answers index 0, like the array path.
+    """
+    r = tl.program_id(0).to(tl.int64)
+    part = tl.program_id(1).to(tl.int64)
+    row = row0 + r
+    thr = tl.load(thr_key_ptr + row)
+    cut_idx = tl.load(cut_idx_ptr + row)
+    state = tl.load(state_ptr + row).to(tl.uint64, bitcast=True)
+    start = part * PART
+    neg_inf = float("-inf")
+    best_v = tl.full((), neg_inf, tl.float64)
+    best_i = start
+    inf_v = tl.full((), neg_inf, tl.float64)
+    inf_i = start
+    base = x_ptr + row * stride_xb
+    for b0 in range(0, PART, BLOCK):
+        offs = start + b0 + tl.arange(0, BLOCK).to(tl.int64)
+        inb = offs < V
+        raw = tl.load(base + offs * stride_xv, mask=inb, other=0.0)
+        key = keys_of(raw, DTYPE, W).to(tl.int64)
+        keep = kept_of(key, offs, thr, cut_idx) & inb
+        if tl.max(keep.to(tl.int32), axis=0) > 0:
+            g = gumbel_of(state, offs)
+            v = tl.where(keep, raw.to(tl.float32).to(tl.float64) + g, neg_inf)
+            m = tl.max(v, axis=0)
+            if m > best_v:
+                best_v = m
+                best_i = tl.min(tl.where(v == m, offs, V), axis=0)
+            vi = tl.where(keep & (key == KEY_POS_INF), g, neg_inf)
+            mi = tl.max(vi, axis=0)
+            if mi > inf_v:
+                inf_v = mi
+                inf_i = tl.min(tl.where(vi == mi, offs, V), axis=0)
+    slot = (r * n_parts + part) * 2
+    tl.store(part_v_ptr + slot, best_v)
+    tl.store(part_i_ptr + slot, best_i)
+    tl.store(part_v_ptr + slot + 1, inf_v)
+    tl.store(part_i_ptr + slot + 1, inf_i)
+
+
+@triton.jit(do_not_specialize=["row0", "n_parts"])
+def sample_pick_kernel(part_v_ptr, part_i_ptr, count_ptr, out_ptr, row0, n_parts, NP2: tl.constexpr):
+    """grid (rows,): the row's token from its parts (in part order); -1 where it keeps nothing.
+
+    Kept ``+inf`` entries take all of the mass: when there are any, the race is
+    among them alone, on the noise.
+    """
+    r = tl.program_id(0).to(tl.int64)
+    j = tl.arange(0, NP2)
+    ok = j < n_parts
+    slot = (r * n_parts + j) * 2
+    big = tl.full((NP2,), 2**62, tl.int64)
+    fv = tl.load(part_v_ptr + slot, mask=ok, other=float("-inf"))
+    fi = tl.load(part_i_ptr + slot, mask=ok, other=2**62)
+    iv = tl.load(part_v_ptr + slot + 1, mask=ok, other=float("-inf"))
+    ii = tl.load(part_i_ptr + slot + 1, mask=ok, other=2**62)
+    fm = tl.max(fv, axis=0)
+    f_idx = tl.min(tl.where(ok & (fv == fm), fi, big), axis=0)
+    im = tl.max(iv, axis=0)
+    i_idx = tl.min(tl.where(ok & (iv == im), ii, big), axis=0)
+    token = tl.where(im > float("-inf"), i_idx, f_idx)
+    count = tl.load(count_ptr + row0 + r)
+    tl.store(out_ptr + row0 + r, tl.where(count > 0, token, -1))

@@ -19,9 +19,13 @@ from . import kernels
 DTYPE_CODE = {"float32": kernels.F32.value, "float16": kernels.F16.value, "bfloat16": kernels.BF16.value}
 TORCH_DTYPE = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
-# Geometry.  A row is cut into spans of SPAN entries (a function of V only, so
-# a row's arithmetic never depends on B or on the launch: batch invariance).
+# Geometry.  A row is cut into spans of SPAN entries.  No result depends on the
+# span (every consumer of a row's candidates is order-independent and exact), so
+# span_of may look at B and the request without breaking batch invariance.
 MAX_SPAN = 16384
+WIDE_SPAN = 32768  # top-k alone at B >= WIDE_SPAN_MIN_ROWS
+WIDE_SPAN_MIN_ROWS = 256
+WIDE_SPAN_MAX_K = 1024
 BLOCK = 1024  # entries per iteration of the span pass (1024 won the H200 sweep of 9b05172)
 SPAN_CAP = 1024  # candidate slot per span of the row (6.25%); a row holds n_spans * SPAN_CAP, more is a miss
 CUT_PASS_MIN_ROWS = 16  # more rows than this: the cut has its own launch (cut_kernel)
@@ -59,9 +63,17 @@ def int_option(options: dict, name: str, default: int, *, pow2: bool = False, ch
     return int(value)
 
 
-def span_of(V: int) -> int:
-    """Entries per span: fixed, so that few kernels are compiled (one span for V <= SPAN)."""
-    return MAX_SPAN
+def span_of(V: int, B: int, wide: bool) -> int:
+    """Entries per span (one span for V <= span).
+
+    A small scalar top-k alone over many rows (``wide``) takes spans twice as
+    long: half the programs, and the slot of ``n_spans * SPAN_CAP`` keys still
+    holds several times what its cut gathers (H200, top-k 50, Zipf, B=1024,
+    V=131072: 862 -> 720 us).  Top-p cuts gather more, and small batches need
+    the programs.  The span changes no bit: every consumer of the slot is
+    order-independent and exact.
+    """
+    return WIDE_SPAN if wide and B >= WIDE_SPAN_MIN_ROWS else MAX_SPAN
 
 
 @functools.lru_cache(maxsize=16)
@@ -94,7 +106,8 @@ def run_select(x: torch.Tensor, req: Request):
     n_rounds = int_option(opts, "miss_rounds", miss_rounds(kc.width))
     span_warps = int_option(opts, "span_warps", 8, choices=WARPS)
     round_warps = int_option(opts, "round_warps", 8, choices=WARPS)
-    mass_lanes = bool(opts.get("mass_lanes", False))  # top-p miss rounds without lane counts (a sweep option)
+    # top-p miss rounds accumulate lane masses, not lane counts (H200: 4950 -> 3354 us, top-p 0.9, Zipf, B=1024)
+    mass_lanes = bool(opts.get("mass_lanes", True))
 
     thr_key = torch.empty(B, dtype=torch.int64, device=dev)
     thr_bits = torch.empty(B, dtype=torch.int32, device=dev)
@@ -116,7 +129,8 @@ def run_select(x: torch.Tensor, req: Request):
         topk_lut, topp_lut = _luts(str(dev))
         # test/ablation knobs (powers of two): small spans drive the split-row and
         # buffer paths at interpreter-sized V
-        span = int_option(opts, "span", span_of(V), pow2=True)
+        wide = p_mode == 0 and k_mode == 1 and k_s <= WIDE_SPAN_MAX_K
+        span = int_option(opts, "span", span_of(V, B, wide), pow2=True)
         span_cap = int_option(opts, "span_cap", SPAN_CAP, pow2=True)
         block = min(int_option(opts, "span_block", BLOCK, pow2=True), span)
         round_block = min(int_option(opts, "round_block", ROUND_BLOCK, pow2=True), span)
@@ -217,3 +231,34 @@ def run_mask(x: torch.Tensor, aux, mask_value: float, out: torch.Tensor | None):
         )
     return target
 
+
+
+SAMPLE_PART = 16384  # entries per program of the sample pass
+SAMPLE_BLOCK = 2048  # entries per step (noise only in steps that keep something)
+SAMPLE_SCRATCH_BYTES = 4 << 20  # partials per wave of rows
+
+
+def run_sample(x: torch.Tensor, aux, count: torch.Tensor, states: torch.Tensor) -> torch.Tensor:
+    """int64 ``[B]``: the Gumbel-max token of each row's kept set (``qrita.core.rng``), -1 if empty."""
+    thr_key, cut_idx, dtype = aux
+    kc = KEY_CONSTANTS[dtype]
+    B, V = x.shape
+    out = torch.empty(B, dtype=torch.int64, device=x.device)
+    if B == 0:
+        return out
+    n_parts = triton.cdiv(V, SAMPLE_PART)
+    wave = max(1, min(B, SAMPLE_SCRATCH_BYTES // (n_parts * 32)))
+    part_v = torch.empty((wave, n_parts, 2), dtype=torch.float64, device=x.device)
+    part_i = torch.empty((wave, n_parts, 2), dtype=torch.int64, device=x.device)
+    part = min(SAMPLE_PART, triton.next_power_of_2(V))
+    block = min(SAMPLE_BLOCK, part)
+    for row0 in range(0, B, wave):
+        rows = min(wave, B - row0)
+        kernels.sample_kernel[(rows, n_parts)](
+            x, x.stride(0), x.stride(1), V, row0, thr_key, cut_idx, states, part_v, part_i, n_parts,
+            PART=part, BLOCK=block, DTYPE=DTYPE_CODE[dtype], W=kc.width, KEY_POS_INF=kc.key_pos_inf, num_warps=8,
+        )
+        kernels.sample_pick_kernel[(rows,)](
+            part_v, part_i, count, out, row0, n_parts, NP2=max(2, triton.next_power_of_2(n_parts)), num_warps=1,
+        )
+    return out
