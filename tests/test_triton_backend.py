@@ -16,8 +16,24 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
+
 import qrita  # noqa: E402
+from qrita.backends.triton import kernels as triton_kernels  # noqa: E402
+from qrita.core import rng as core_rng  # noqa: E402
 from qrita.reference import check_mask, check_selection  # noqa: E402
+
+gumbel_f32_of = triton_kernels.gumbel_f32_of
+
+
+@triton.jit
+def _noise_kernel(bits_ptr, out_ptr, N: tl.constexpr):
+    """The sample pass's float32 noise of N 64-bit patterns (test_float32_pre_race_noise...)."""
+    i = tl.arange(0, N)
+    bits = tl.load(bits_ptr + i).to(tl.uint64, bitcast=True)
+    tl.store(out_ptr + i, gumbel_f32_of(bits))
+
 
 INTERPRETED = os.environ.get("TRITON_INTERPRET", "") not in ("", "0")
 ON_GPU = torch.cuda.is_available() and not INTERPRETED
@@ -313,3 +329,26 @@ def test_sample_draws_the_array_paths_tokens(dtype):
     assert got[2].item() == -1 and got[1].item() in (7, 900, 2999)
     one = qrita.sample(xt[0], 20, 0.8, seeds=5, backend="triton")
     assert one.shape == () and one.item() == qrita.sample(xt[0].cpu(), 20, 0.8, seeds=5, backend="numpy").item()
+
+
+def test_float32_pre_race_noise_is_within_its_tolerance():
+    """The sample pass trusts its float32 noise to within FILTER_TOL / 2 of the exact float64 noise
+    (on a GPU, with its approximate logs): checked here over random bits and the extremes of u."""
+    gen = np.random.default_rng(5)
+    n = 4096
+    raw = gen.integers(0, 2**64, n, dtype=np.uint64)
+    top = np.uint64(2**64 - 1)
+    extremes = [0, 1 << 11, top, top - np.uint64(1 << 11), top - np.uint64(1 << 30), top - np.uint64(1 << 50),
+                np.uint64(1) << np.uint64(63), np.uint64(3) << np.uint64(62), top - (np.uint64(1) << np.uint64(57))]
+    raw[: len(extremes)] = extremes
+    # below 2**-7 from 1 (the series) and just above it (the log)
+    raw[100:1100] = top - gen.integers(0, 2**58, 1000, dtype=np.uint64)
+    raw[1100:2100] = top - (np.uint64(1) << np.uint64(57)) - gen.integers(0, 2**56, 1000, dtype=np.uint64)
+    bits = torch.from_numpy(raw.view(np.int64)).to(DEVICE)
+    out = torch.empty(n, dtype=torch.float32, device=DEVICE)
+    _noise_kernel[(1,)](bits, out, N=n)
+    want = np.array([core_rng.gumbel_from_bits(int(b)) for b in raw])
+    got = out.cpu().numpy().astype(np.float64)
+    finite = np.isfinite(want)
+    assert np.array_equal(np.isfinite(got), finite)
+    assert np.max(np.abs(got[finite] - want[finite])) < float(triton_kernels.FILTER_TOL.value) / 8

@@ -1224,6 +1224,33 @@ def gumbel_of(state, offs):
     return -tl.log(-tl.log(u))
 
 
+# The float32 pre-race: within FILTER_TOL of the block's best approximate key is
+# where the exact winner can be (the approximate noise is within ~1e-5 of the
+# exact one; see gumbel_f32_of), and keys stay exact to 2**-32 in float64
+# below FILTER_MAX_ABS.
+FILTER_TOL = tl.constexpr(2.0**-8)
+FILTER_MAX_ABS = tl.constexpr(2.0**20)
+SERIES_BELOW = tl.constexpr(2.0**-7)
+
+
+@triton.jit
+def gumbel_f32_of(bits):
+    """float32 approximation of the Gumbel noise of ``bits``, absolute error far below FILTER_TOL / 2.
+
+    ``E = -log(u)`` loses every digit near ``u = 1`` in float32, where the noise is
+    largest; there ``E`` comes from ``y = 1 - u`` (exact as an integer) by its
+    series ``y + y^2/2 + y^3/3 + y^4/4`` (truncation ``< y^5/4``, relative
+    ``2^-30``).  Elsewhere ``E >= 2^-7`` and ``-log(u)`` in float32 is within
+    ``2^-15`` relative even with an approximate ``log``.  Then ``g = -log(E)``.
+    """
+    m = bits >> UNIFORM_SHIFT
+    y = ((2**53 - 1) - m).to(tl.float32) * UNIFORM_SCALE  # 1 - u
+    u = (m + 1).to(tl.float32) * UNIFORM_SCALE
+    series = y * (1.0 + y * (0.5 + y * (0.3333333333333333 + y * 0.25)))
+    e = tl.where(y < SERIES_BELOW, series, -tl.log(u))
+    return -tl.log(e)
+
+
 @triton.jit(do_not_specialize=["V", "row0", "n_parts"])
 def sample_kernel(x_ptr, stride_xb, stride_xv, V, row0, thr_key_ptr, cut_idx_ptr, state_ptr, part_v_ptr, part_i_ptr,
                   n_parts, PART: tl.constexpr, BLOCK: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr,
@@ -1256,17 +1283,33 @@ def sample_kernel(x_ptr, stride_xb, stride_xv, V, row0, thr_key_ptr, cut_idx_ptr
         key = keys_of(raw, DTYPE, W).to(tl.int64)
         keep = kept_of(key, offs, thr, cut_idx) & inb
         if tl.max(keep.to(tl.int32), axis=0) > 0:
-            g = gumbel_of(state, offs)
-            v = tl.where(keep, raw.to(tl.float32).to(tl.float64) + g, neg_inf)
-            m = tl.max(v, axis=0)
-            if m > best_v:
-                best_v = m
-                best_i = tl.min(tl.where(v == m, offs, V), axis=0)
-            vi = tl.where(keep & (key == KEY_POS_INF), g, neg_inf)
-            mi = tl.max(vi, axis=0)
-            if mi > inf_v:
-                inf_v = mi
-                inf_i = tl.min(tl.where(vi == mi, offs, V), axis=0)
+            xf = raw.to(tl.float32)
+            x64 = xf.to(tl.float64)
+            # float32 pre-race: when one kept entry is the only one near the best
+            # approximate key, it is the block's winner; the exact key is then
+            # computed for it alone (the float64 logs are the cost of this pass)
+            approx = tl.where(keep, x64 + gumbel_f32_of(stream_bits(state, offs.to(tl.uint64))).to(tl.float64),
+                              neg_inf)
+            near = keep & (approx >= tl.max(approx, axis=0) - FILTER_TOL)
+            wild = tl.max(tl.where(keep, tl.abs(xf), 0.0), axis=0) >= FILTER_MAX_ABS  # also +-inf
+            if (tl.sum(near.to(tl.int32), axis=0) == 1) & (wild == 0):
+                w = tl.min(tl.where(near, offs, V), axis=0)
+                vw = tl.load(base + w * stride_xv).to(tl.float32).to(tl.float64) + gumbel_of(state, w)
+                if vw > best_v:
+                    best_v = vw
+                    best_i = w
+            else:
+                g = gumbel_of(state, offs)
+                v = tl.where(keep, x64 + g, neg_inf)
+                m = tl.max(v, axis=0)
+                if m > best_v:
+                    best_v = m
+                    best_i = tl.min(tl.where(v == m, offs, V), axis=0)
+                vi = tl.where(keep & (key == KEY_POS_INF), g, neg_inf)
+                mi = tl.max(vi, axis=0)
+                if mi > inf_v:
+                    inf_v = mi
+                    inf_i = tl.min(tl.where(vi == mi, offs, V), axis=0)
     slot = (r * n_parts + part) * 2
     tl.store(part_v_ptr + slot, best_v)
     tl.store(part_i_ptr + slot, best_i)
