@@ -30,17 +30,23 @@ CASES = [("zipf", torch.float32, 1024, 50, None, SPAN_CONFIGS),
          ("zipf", torch.float32, 1024, 100, 0.9, SPAN_CONFIGS[:3] + SPAN_CONFIGS[6:7]),
          ("zipf", torch.bfloat16, 1024, 50, None, SPAN_CONFIGS[:4]),
          ("zipf", torch.float32, 1, 50, None, SMALL_CONFIGS),
-         ("zipf", torch.float32, 1, None, 0.9, SMALL_CONFIGS[:2])]
+         ("zipf", torch.float32, 1, None, 0.9, SMALL_CONFIGS[:2]),
+         ("gauss", torch.bfloat16, 1, None, 0.9, [{}, dict(mass_lanes=True)]),
+         ("gauss", torch.bfloat16, 1024, None, 0.9, [{}, dict(mass_lanes=True)]),
+         ("llm", torch.bfloat16, 1024, None, 0.9, [{}, dict(mass_lanes=True)])]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default="sweep.json")
     ap.add_argument("--budget-s", type=float, default=200)
+    ap.add_argument("--match", default="", help="only cases whose 'dist dtype B=..' name contains this")
     args = ap.parse_args()
     rows = []
     t0 = time.time()
     for dist, dtype, B, k, p, configs in CASES:
+        if args.match not in f"{dist} {str(dtype)[6:]} B={B} k={k} p={p}":
+            continue
         x = make_logits(dist, B, 131072, dtype)
         base = qrita.select(x, k, p, backend="triton")
         for opts in configs:

@@ -140,12 +140,13 @@ def test_miss_rounds_are_exact(dtype, mode, ties):
     ("dtype", "mode", "ties"),
     [(torch.float32, "rounds", "all"), (torch.bfloat16, "tiny-slots", "lowest_index")],
 )
-def test_count_lane_miss_rounds_are_exact(dtype, mode, ties):
-    """``mass_lanes=False``: top-p rounds that count every lane too (the default rounds count only
-    lane masses; the other miss tests run those)."""
+def test_non_default_miss_lanes_are_exact(dtype, mode, ties):
+    """The top-p miss rounds a dtype does not take by default: lane counts for float32 (which
+    accumulates lane masses only), lane masses for 16-bit (which counts); the other miss tests run
+    the defaults."""
     x = _adversarial_rows(dtype)
     x = torch.cat([x, torch.sort(x[:1], dim=1).values])  # clustered: the top keys in one span
-    opts = dict(MISS_OPTIONS[mode], mass_lanes=False)
+    opts = dict(MISS_OPTIONS[mode], mass_lanes=dtype != torch.float32)
     for k, p in ((None, 0.8), (40, 0.6)):
         sel = qrita.select(x, k, p, backend="triton", ties=ties, options=opts)
         _check(x, k, p, ties, sel)
