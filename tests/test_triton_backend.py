@@ -307,15 +307,15 @@ def test_vocab_beyond_the_fixed_point_range_is_refused():
     assert bool((x == 0.5).all())
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("dtype", [torch.bfloat16] if INTERPRETED else [torch.float32, torch.float16, torch.bfloat16])
 def test_sample_draws_the_array_paths_tokens(dtype):
     """The Triton draw (one pass over each row after its selection) gives the generic path's tokens:
     ties at the boundary, +inf (which takes all of the mass), NaN, rows of -inf, per-row k/p,
     a row that keeps everything, and a 1-D row."""
     rng = np.random.default_rng(11)
-    V = 3000 if INTERPRETED else 151936
+    V = 2500 if INTERPRETED else 151936
     x = np.round(rng.standard_normal((6, V)) * 3).astype(np.float32)  # many ties
-    x[1, [7, 900, 2999]] = np.inf
+    x[1, [7, 900, V - 1]] = np.inf
     x[2, :] = -np.inf
     x[3, rng.integers(0, V, 40)] = np.nan
     xt = torch.from_numpy(x).to(dtype=dtype, device=DEVICE)
@@ -327,7 +327,7 @@ def test_sample_draws_the_array_paths_tokens(dtype):
         got = qrita.sample(xt, k, p, seeds=seeds, backend="triton", ties=ties)
         assert got.dtype == torch.int64 and got.device == xt.device
         assert got.cpu().tolist() == want.tolist()
-    assert got[2].item() == -1 and got[1].item() in (7, 900, 2999)
+    assert got[2].item() == -1 and got[1].item() in (7, 900, V - 1)
     one = qrita.sample(xt[0], 20, 0.8, seeds=5, backend="triton")
     assert one.shape == () and one.item() == qrita.sample(xt[0].cpu(), 20, 0.8, seeds=5, backend="numpy").item()
 
