@@ -103,9 +103,8 @@ def variants(dtype: str, V: int = 131072):
         yield name, _source(kernels.update_kernel, update_args, const), search_warps
     mask_args = {"x_ptr": x, "stride_xb": "i64", "stride_xv": "i64", "out_ptr": x, "stride_ob": "i64",
                  "stride_ov": "i64", "V": "i32", "thr_key_ptr": "*i64", "cut_idx_ptr": "*i64", "mask_value": "fp32"}
-    for inplace in (True, False):
-        const = dict(INPLACE=inplace, BLOCK=4096, DTYPE=code, W=kc.width)
-        yield f"mask_kernel[{dtype}, inplace={inplace}]", _source(kernels.mask_kernel, mask_args, const), 8
+    const = dict(BLOCK=4096, DTYPE=code, W=kc.width)
+    yield f"mask_kernel[{dtype}]", _source(kernels.mask_kernel, mask_args, const), 8
     sample_args = {"x_ptr": x, "stride_xb": "i64", "stride_xv": "i64", "V": "i32", "row0": "i32",
                    "thr_key_ptr": "*i64", "cut_idx_ptr": "*i64", "state_ptr": "*i64", "part_v_ptr": "*fp64",
                    "part_i_ptr": "*i64", "n_parts": "i32"}

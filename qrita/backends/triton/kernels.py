@@ -15,7 +15,7 @@ Three launches per wave of rows (see ``docs/triton.md``):
                    tie rules and writes (threshold, num_ties, count, hit) and
                    the index of the last kept tie.
 ``mask_kernel``    grid (rows, blocks). Writes mask_value wherever an entry is
-                   not kept, in place or into ``out``.
+                   not kept, into ``out`` (``x`` itself in place).
 ``sample_kernel``, ``sample_pick_kernel``  (``qrita.sample``) grid (rows, parts)
                    then (rows,). The Gumbel-max race of ``qrita.core.rng`` over
                    the kept entries: one read of the row, noise only in blocks
@@ -1190,8 +1190,13 @@ def kept_of(key, offs, thr, cut_idx):
 
 @triton.jit
 def mask_kernel(x_ptr, stride_xb, stride_xv, out_ptr, stride_ob, stride_ov, V, thr_key_ptr, cut_idx_ptr, mask_value,
-                INPLACE: tl.constexpr, BLOCK: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr):
-    """mask_value wherever an entry is not kept; kept entries keep their bits."""
+                BLOCK: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr):
+    """mask_value wherever an entry is not kept; kept entries keep their bits.
+
+    ``out`` may be ``x`` itself (in place): each entry is read before it is
+    written, by the same program.  Kept entries are written back too, since whole
+    vectors store faster than per-entry predicated stores (16-bit rows most of all).
+    """
     row = tl.program_id(0).to(tl.int64)
     blk = tl.program_id(1).to(tl.int64)
     offs = blk * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
@@ -1203,12 +1208,7 @@ def mask_kernel(x_ptr, stride_xb, stride_xv, out_ptr, stride_ob, stride_ov, V, t
     keep = kept_of(key, offs, thr, cut_idx)
     fill = tl.full((BLOCK,), 0.0, tl.float32) + mask_value
     fill = fill.to(raw.dtype)
-    # in place, kept entries are written back with their own bits: whole vectors store
-    # faster than per-entry predicated stores (16-bit rows most of all)
-    if INPLACE:
-        tl.store(x_ptr + row * stride_xb + offs * stride_xv, tl.where(keep, raw, fill), mask=inb)
-    else:
-        tl.store(out_ptr + row * stride_ob + offs * stride_ov, tl.where(keep, raw, fill), mask=inb)
+    tl.store(out_ptr + row * stride_ob + offs * stride_ov, tl.where(keep, raw, fill), mask=inb)
 
 
 # --- sampling (qrita.sample): a Gumbel-max race over the kept entries --------------------------

@@ -226,13 +226,12 @@ def run_mask(x: torch.Tensor, aux, mask_value: float, out: torch.Tensor | None):
     thr_key, cut_idx, dtype = aux
     kc = KEY_CONSTANTS[dtype]
     B, V = x.shape
-    inplace = out is not None
-    target = x if inplace else torch.empty_like(x, memory_format=torch.contiguous_format)
+    target = x if out is not None else torch.empty_like(x, memory_format=torch.contiguous_format)
     if B > 0:
         mblock = 4096
         kernels.mask_kernel[(B, triton.cdiv(V, mblock))](
             x, x.stride(0), x.stride(1), target, target.stride(0), target.stride(1), V, thr_key, cut_idx,
-            float(mask_value), INPLACE=inplace, BLOCK=mblock, DTYPE=DTYPE_CODE[dtype], W=kc.width, num_warps=8,
+            float(mask_value), BLOCK=mblock, DTYPE=DTYPE_CODE[dtype], W=kc.width, num_warps=8,
         )
     return target
 
