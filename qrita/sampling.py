@@ -82,18 +82,18 @@ def sample(logits, k=None, p=None, *, seeds=None, generator=None, backend: str =
     # validate everything before any work; a generator is drawn from only once the request is valid
     states = _stream_states(seeds, generator, B, lib, device, rows) if seeds is not None else None
     _check_generator(seeds, generator)
-    if not _check_enabled(False):
+    if _check_enabled(False):  # QRITA_CHECK: select() validates the values and compares with the oracle
+        selection = select(logits, k, p, backend=backend, ties=ties)
+    else:
         req, squeeze = make_request(logits, k, p, ties=ties)
         chosen = resolve(backend, req)
         if states is None:
             states = _stream_states(None, generator, B, lib, device, rows)
-        # a GPU backend draws in one more pass over the row, without the [B, V] noise of _draw
+        # a GPU backend draws in its own pass over the row, without the [B, V] noise of _draw
         tokens = chosen.sample(req, states)
         if tokens is not None:
             return tokens.reshape(()) if squeeze else tokens
         selection = _make_selection(req, chosen.select(req), chosen.name, squeeze)
-        return _draw(selection, states)
-    selection = select(logits, k, p, backend=backend, ties=ties)
     if states is None:
         states = _stream_states(None, generator, B, lib, device, rows)
     return _draw(selection, states)

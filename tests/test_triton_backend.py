@@ -24,7 +24,7 @@ from qrita.backends.triton import kernels as triton_kernels  # noqa: E402
 from qrita.core import rng as core_rng  # noqa: E402
 from qrita.reference import check_mask, check_selection  # noqa: E402
 
-gumbel_f32_of = triton_kernels.gumbel_f32_of
+gumbel_f32_of = triton_kernels.gumbel_f32_of  # a module global, so that the test kernel below can call it
 
 
 @triton.jit
@@ -308,6 +308,7 @@ def test_vocab_beyond_the_fixed_point_range_is_refused():
     assert bool((x == 0.5).all())
 
 
+# the interpreter runs bf16 only (CI time; it is the dtype that needs the upcast before arithmetic)
 @pytest.mark.parametrize("dtype", [torch.bfloat16] if INTERPRETED else [torch.float32, torch.float16, torch.bfloat16])
 def test_sample_draws_the_array_paths_tokens(dtype):
     """The Triton draw (one pass over each row after its selection) gives the generic path's tokens:

@@ -91,7 +91,6 @@ class TritonBackend(Backend):
             return out
         return _to_caller(masked, req)
 
-
     def sample(self, req: Request, states):
         import torch
 
@@ -99,7 +98,7 @@ class TritonBackend(Backend):
 
         x = _as_torch(req)
         result, aux = run_select(x, _torch_request(req))
-        st = states if req.lib == "torch" else _as_torch(req, states)
+        st = _as_torch(req, states)
         if st.dtype != torch.int64:
             st = st.view(torch.int64)  # uint64 states of a cupy/numpy caller: the same bits
         return _to_caller(run_sample(x, aux, result.count, st), req)

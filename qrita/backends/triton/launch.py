@@ -109,9 +109,8 @@ def run_select(x: torch.Tensor, req: Request):
     n_rounds = int_option(opts, "miss_rounds", miss_rounds(kc.width))
     span_warps = int_option(opts, "span_warps", 8, choices=WARPS)
     round_warps = int_option(opts, "round_warps", 8, choices=WARPS)
-    # fp32 top-p miss rounds accumulate lane masses, not lane counts (H200: 4950 -> 3354 us, top-p 0.9, Zipf,
-    # B=1024).  16-bit rows keep the counts: with their many equal keys the mass bound narrows too slowly
-    # (bf16 Gaussian top-p 0.9 at B=1: 1389 us with masses)
+    # fp32 top-p miss rounds accumulate lane masses, not lane counts (H200 sweep: 4950 -> 3354 us, top-p 0.9,
+    # Zipf, B=1024).  16-bit rows keep the counts until masses are measured for them (the sweep timed fp32 only)
     mass_lanes = bool(opts.get("mass_lanes", kc.width == 32))
 
     thr_key = torch.empty(B, dtype=torch.int64, device=dev)
