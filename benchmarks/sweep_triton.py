@@ -33,7 +33,8 @@ CASES = [("zipf", torch.float32, 1024, 50, None, SPAN_CONFIGS),
          ("zipf", torch.float32, 1, None, 0.9, SMALL_CONFIGS[:2]),
          ("gauss", torch.bfloat16, 1, None, 0.9, [{}, dict(mass_lanes=True)]),
          ("gauss", torch.bfloat16, 1024, None, 0.9, [{}, dict(mass_lanes=True)]),
-         ("llm", torch.bfloat16, 1024, None, 0.9, [{}, dict(mass_lanes=True)])]
+         ("llm", torch.bfloat16, 1024, None, 0.9, [{}, dict(mass_lanes=True)]),
+         ("zipf", torch.bfloat16, 1024, None, 0.9, [{}, dict(mass_lanes=True)])]
 
 
 def main() -> None:

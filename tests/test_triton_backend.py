@@ -21,6 +21,7 @@ import triton.language as tl  # noqa: E402
 
 import qrita  # noqa: E402
 from qrita.backends.triton import kernels as triton_kernels  # noqa: E402
+from qrita.backends.triton import launch as triton_launch  # noqa: E402
 from qrita.core import rng as core_rng  # noqa: E402
 from qrita.reference import check_mask, check_selection  # noqa: E402
 
@@ -310,20 +311,28 @@ def test_vocab_beyond_the_fixed_point_range_is_refused():
 
 # the interpreter runs bf16 only (CI time; it is the dtype that needs the upcast before arithmetic)
 @pytest.mark.parametrize("dtype", [torch.bfloat16] if INTERPRETED else [torch.float32, torch.float16, torch.bfloat16])
-def test_sample_draws_the_array_paths_tokens(dtype):
-    """The Triton draw (one pass over each row after its selection) gives the generic path's tokens:
-    ties at the boundary, +inf (which takes all of the mass), NaN, rows of -inf, per-row k/p,
-    a row that keeps everything, and a 1-D row."""
+@pytest.mark.parametrize("small_slots", [False, True], ids=["default", "small_slots"])
+def test_sample_draws_the_array_paths_tokens(dtype, small_slots, monkeypatch):
+    """The Triton draw gives the generic path's tokens: ties at the boundary, +inf (which takes
+    all of the mass), NaN, rows of -inf, per-row k/p, a row that keeps everything, and a 1-D row.
+
+    Rows that hit are drawn from their candidate slot, the others from the row itself;
+    ``small_slots`` (short spans, 64-key slots) splits rows over spans and sends the
+    wider kept sets through slot overflows, miss rounds and the row draw."""
+    if small_slots:
+        monkeypatch.setattr(triton_launch, "MAX_SPAN", 512)
+        monkeypatch.setattr(triton_launch, "SPAN_CAP", 64)
     rng = np.random.default_rng(11)
     V = 2500 if INTERPRETED else 151936
-    x = np.round(rng.standard_normal((6, V)) * 3).astype(np.float32)  # many ties
+    x = np.round(rng.standard_normal((7, V)) * 3).astype(np.float32)  # many ties
     x[1, [7, 900, V - 1]] = np.inf
     x[2, :] = -np.inf
     x[3, rng.integers(0, V, 40)] = np.nan
+    x[6] = rng.standard_normal(V)  # a wide top-p set: the truncation misses
     xt = torch.from_numpy(x).to(dtype=dtype, device=DEVICE)
-    k = torch.tensor([5, 3, 10, 0, V, 50], device=DEVICE)
-    p = torch.tensor([1.0, 0.9, 0.5, 0.7, 1.0, 0.3], device=DEVICE)
-    seeds = torch.arange(6, device=DEVICE) * 1000 + 3
+    k = torch.tensor([5, 3, 10, 0, V, 50, 0], device=DEVICE)
+    p = torch.tensor([1.0, 0.9, 0.5, 0.7, 1.0, 0.3, 0.95], device=DEVICE)
+    seeds = torch.arange(7, device=DEVICE) * 1000 + 3
     for ties in ("lowest_index", "all"):
         want = qrita.sample(xt.cpu(), k.cpu(), p.cpu(), seeds=seeds.cpu(), backend="numpy", ties=ties)
         got = qrita.sample(xt, k, p, seeds=seeds, backend="triton", ties=ties)

@@ -84,7 +84,7 @@ class TritonBackend(Backend):
         from .launch import run_mask, run_select
 
         x = _as_torch(req)
-        result, aux = run_select(x, _torch_request(req))
+        result, aux = run_select(x, _torch_request(req), resolve_ties=True)
         target = x if out is not None else None
         masked = run_mask(x, aux, mask_value, target)
         if out is not None:
@@ -97,10 +97,10 @@ class TritonBackend(Backend):
         from .launch import run_sample, run_select
 
         x = _as_torch(req)
-        result, aux = run_select(x, _torch_request(req))
         st = _as_torch(req, states)
         if st.dtype != torch.int64:
             st = st.view(torch.int64)  # uint64 states of a cupy/numpy caller: the same bits
+        result, aux = run_select(x, _torch_request(req), states=st)
         return _to_caller(run_sample(x, aux, result.count, st), req)
 
 

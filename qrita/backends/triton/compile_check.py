@@ -2,7 +2,7 @@
 
     python -m qrita.backends.triton.compile_check cuda:90 cuda:80 hip:gfx942
 
-compiles the cut, span, finish, miss-round, mask and sample kernels for every dtype with the launch
+compiles the cut, span, finish, miss-round, tie, mask and sample kernels for every dtype with the launch
 geometry of :mod:`qrita.backends.triton.launch` and prints one line per
 variant; the exit status is non-zero if any fails.  Run it in a process of its
 own (``tests/test_triton_compile.py`` does): ``triton.compile`` for a foreign
@@ -47,26 +47,30 @@ def variants(dtype: str, V: int = 131072):
            "k_ptr": "*i64", "k_scalar": "i64", "p_ptr": "*fp32", "p_scalar": "fp32"}
     span_args = dict(row, k_mode="i32", p_mode="i32", topk_lut_ptr="*fp32", topp_lut_ptr="*fp32",
                      cand_ptr="*i32", part_i_ptr="*i64", part_f_ptr="*fp32", n_spans="i32", ctr_ptr="*i32",
-                     cut_ptr="*i64")
+                     cut_ptr="*i64", idx_ptr="*i32")
     cut_args = dict(row, k_mode="i32", p_mode="i32", topk_lut_ptr="*fp32", topp_lut_ptr="*fp32", cut_ptr="*i64")
     cut_const = dict(DTYPE=code, W=kc.width, SAMPLE=SAMPLE_SIZE, LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE,
                      TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size)
     yield f"cut_kernel[{dtype}]", _source(kernels.cut_kernel, cut_args, cut_const), 4
-    # (has_p, prefetch, cut computed by cut_kernel, smallest key tracked); prefetch is a sweep option
-    # wide spans: a small scalar top-k alone over many rows (launch.span_of)
-    for has_p, prefetch, cut_in, need_min, span in ((False, False, True, False, launch.MAX_SPAN),
-                                                    (True, False, True, False, launch.MAX_SPAN),
-                                                    (True, False, False, True, launch.MAX_SPAN),
-                                                    (False, False, False, True, launch.MAX_SPAN),
-                                                    (True, True, True, False, launch.MAX_SPAN),
-                                                    (False, False, True, False, launch.WIDE_SPAN)):
+    # (has_p, prefetch, cut computed by cut_kernel, smallest key tracked, span, indices kept for sampling);
+    # prefetch is a sweep option; wide spans: a small scalar top-k alone over many rows (launch.span_of)
+    for has_p, prefetch, cut_in, need_min, span, with_idx in (
+            (False, False, True, False, launch.MAX_SPAN, False),
+            (True, False, True, False, launch.MAX_SPAN, False),
+            (True, False, False, True, launch.MAX_SPAN, False),
+            (False, False, False, True, launch.MAX_SPAN, False),
+            (True, True, True, False, launch.MAX_SPAN, False),
+            (False, False, True, False, launch.WIDE_SPAN, False),
+            (True, False, True, False, launch.MAX_SPAN, True),
+            (False, False, True, False, launch.WIDE_SPAN, True)):
         span_const = dict(SPAN=span, SPAN_CAP=launch.SPAN_CAP, BLOCK=launch.BLOCK, DTYPE=code,
                           W=kc.width, KEY_NEG_INF=kc.key_neg_inf, KEY_POS_INF=kc.key_pos_inf, SAMPLE=SAMPLE_SIZE,
                           LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE, TOPK_LUT_N=TOPK_DELTA.size,
                           TOPP_LUT_N=TOPP_DELTA.size, HAS_P=has_p, PREFETCH=prefetch, CUT_IN=cut_in,
-                          NEED_MIN=need_min)
+                          NEED_MIN=need_min, WITH_IDX=with_idx)
         name = f"span_kernel[{dtype}, has_p={has_p}, cut_in={cut_in}, need_min={need_min}"
         name += ", prefetch" if prefetch else ""
+        name += ", with_idx" if with_idx else ""
         name += ", wide]" if span == launch.WIDE_SPAN else "]"
         yield name, _source(kernels.span_kernel, span_args, span_const), 8
     outputs = dict(thr_key_ptr="*i64", thr_bits_ptr="*i32", num_ties_ptr="*i32", count_ptr="*i32", hit_ptr="*i8",
@@ -101,18 +105,34 @@ def variants(dtype: str, V: int = 131072):
         const = dict(update_const, MASS_ONLY=mass_only)
         name = f"update_kernel[{dtype}" + (", mass_only]" if mass_only else "]")
         yield name, _source(kernels.update_kernel, update_args, const), search_warps
+    tie_args = {"x_ptr": x, "stride_xb": "i64", "stride_xv": "i64", "V": "i32", "row0": "i32", "thr_key_ptr": "*i64",
+                "cut_idx_ptr": "*i64", "tie_cnt_ptr": "*i32", "n_spans": "i32"}
+    for span in (launch.MAX_SPAN, launch.WIDE_SPAN):
+        const = dict(SPAN=span, BLOCK=launch.BLOCK, DTYPE=code, W=kc.width)
+        yield f"tie_count_kernel[{dtype}, span={span}]", _source(kernels.tie_count_kernel, tie_args, const), 8
+        pick_args = dict(tie_args, num_ties_ptr="*i32")
+        pick_args = {name: pick_args[name] for name in ("x_ptr", "stride_xb", "stride_xv", "V", "row0", "thr_key_ptr",
+                                                        "num_ties_ptr", "cut_idx_ptr", "tie_cnt_ptr", "n_spans")}
+        const = dict(SPAN=span, N_SPANS_P2=n_spans_p2, CHUNK=launch.TIE_CHUNK, DTYPE=code, W=kc.width)
+        yield f"tie_pick_kernel[{dtype}, span={span}]", _source(kernels.tie_pick_kernel, pick_args, const), 8
+    slot_args = {"cand_ptr": "*i32", "idx_ptr": "*i32", "part_i_ptr": "*i64", "n_spans": "i32", "row0": "i32",
+                 "thr_key_ptr": "*i64", "cut_idx_ptr": "*i64", "hit_ptr": "*i8", "state_ptr": "*i64",
+                 "out_ptr": "*i64"}
+    const = dict(SPAN_CAP=launch.SPAN_CAP, N_SPANS_P2=n_spans_p2, CHUNK=launch.SAMPLE_SLOT_CHUNK, DTYPE=code,
+                 W=kc.width, KEY_POS_INF=kc.key_pos_inf)
+    yield f"sample_slot_kernel[{dtype}]", _source(kernels.sample_slot_kernel, slot_args, const), 4
     mask_args = {"x_ptr": x, "stride_xb": "i64", "stride_xv": "i64", "out_ptr": x, "stride_ob": "i64",
                  "stride_ov": "i64", "V": "i32", "thr_key_ptr": "*i64", "cut_idx_ptr": "*i64", "mask_value": "fp32"}
     const = dict(BLOCK=4096, DTYPE=code, W=kc.width)
     yield f"mask_kernel[{dtype}]", _source(kernels.mask_kernel, mask_args, const), 8
     sample_args = {"x_ptr": x, "stride_xb": "i64", "stride_xv": "i64", "V": "i32", "row0": "i32",
                    "thr_key_ptr": "*i64", "cut_idx_ptr": "*i64", "state_ptr": "*i64", "part_v_ptr": "*fp64",
-                   "part_i_ptr": "*i64", "n_parts": "i32"}
+                   "part_i_ptr": "*i64", "n_parts": "i32", "done_ptr": "*i8"}
     const = dict(PART=launch.SAMPLE_PART, BLOCK=launch.SAMPLE_BLOCK, DTYPE=code, W=kc.width,
                  KEY_POS_INF=kc.key_pos_inf)
     yield f"sample_kernel[{dtype}]", _source(kernels.sample_kernel, sample_args, const), 8
     pick_args = {"part_v_ptr": "*fp64", "part_i_ptr": "*i64", "count_ptr": "*i32", "out_ptr": "*i64", "row0": "i32",
-                 "n_parts": "i32"}
+                 "n_parts": "i32", "done_ptr": "*i8"}
     n_parts_p2 = max(2, triton.next_power_of_2(triton.cdiv(V, launch.SAMPLE_PART)))
     yield f"sample_pick_kernel[{dtype}]", _source(kernels.sample_pick_kernel, pick_args, dict(NP2=n_parts_p2)), 1
 

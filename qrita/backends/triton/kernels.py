@@ -221,8 +221,12 @@ def span_block(x_row, stride_xv, V, start, i, nxt, SPAN: tl.constexpr, BLOCK: tl
 
 
 @triton.jit
-def append_keys(slot_ptr, ctr_ptr, key, sel, cap, STOP: tl.constexpr):
+def append_keys(slot_ptr, ctr_ptr, key, sel, cap, STOP: tl.constexpr, idx_ptr=None, offs=None,
+                WITH_IDX: tl.constexpr = False):
     """Append the selected keys to a row's slot of ``cap`` keys; past ``cap`` they are dropped.
+
+    ``WITH_IDX``: the token indices ``offs`` go to ``idx_ptr`` at the same positions
+    (``qrita.sample`` draws from the slot on a hit).
 
     Each selected key takes its position from the row's atomic counter at
     ``ctr_ptr`` (zero before the pass): no block-wide scan or barrier, and every
@@ -241,6 +245,8 @@ def append_keys(slot_ptr, ctr_ptr, key, sel, cap, STOP: tl.constexpr):
     ones = tl.full(key.shape, 1, tl.int32)
     pos = tl.atomic_add(ctr_ptr + tl.zeros(key.shape, tl.int32), ones, mask=sel_a, sem="relaxed")
     tl.store(slot_ptr + pos, key.to(tl.int32, bitcast=True), mask=sel_a & (pos < cap))
+    if WITH_IDX:
+        tl.store(idx_ptr + pos, offs.to(tl.int32), mask=sel_a & (pos < cap))
 
 
 @triton.jit(do_not_specialize=["V", "row0", "k_scalar", "p_scalar", "k_mode", "p_mode"])
@@ -265,12 +271,12 @@ def span_kernel(
     x_ptr, stride_xb, stride_xv, V, row0,
     k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode,
     topk_lut_ptr, topp_lut_ptr,
-    cand_ptr, part_i_ptr, part_f_ptr, n_spans, ctr_ptr, cut_ptr,
+    cand_ptr, part_i_ptr, part_f_ptr, n_spans, ctr_ptr, cut_ptr, idx_ptr,
     SPAN: tl.constexpr, SPAN_CAP: tl.constexpr, BLOCK: tl.constexpr,
     DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr, KEY_POS_INF: tl.constexpr,
     SAMPLE: tl.constexpr, LUT_STEPS: tl.constexpr, TOPK_LUT_N: tl.constexpr, TOPP_LUT_N: tl.constexpr,
     HAS_P: tl.constexpr, PREFETCH: tl.constexpr = False, CUT_IN: tl.constexpr = False,
-    NEED_MIN: tl.constexpr = True,
+    NEED_MIN: tl.constexpr = True, WITH_IDX: tl.constexpr = False,
 ):
     """Partials of one span of one row; candidates go to the row's slot ``cand[slot, :n_spans * SPAN_CAP]``.
 
@@ -284,6 +290,7 @@ def span_kernel(
     rows that keep everything need it; without it the partials hold
     ``KEY_NEG_INF + 1``, a valid exclusive lower bound for the miss path).  The
     +inf count is kept only with ``HAS_P`` (it only changes top-p weights).
+    ``WITH_IDX``: each candidate's token index goes to ``idx[slot]`` beside its key.
     """
     slot = tl.program_id(0)
     span = tl.program_id(1)
@@ -298,6 +305,7 @@ def span_kernel(
     cut32 = cut.to(tl.uint32)
     rowcap = n_spans * SPAN_CAP
     cand_base = cand_ptr + slot.to(tl.int64) * rowcap
+    idx_base = idx_ptr + slot.to(tl.int64) * rowcap
     ctr = ctr_ptr + slot
 
     zero_u = tl.zeros((BLOCK,), tl.uint32)
@@ -337,7 +345,7 @@ def span_kernel(
             cm_v = cm_v * scale + tl.where(cand, e, 0.0)
             m_v = m_new
         n_cand_v += cand.to(tl.int32)
-        append_keys(cand_base, ctr, key, cand, rowcap, True)
+        append_keys(cand_base, ctr, key, cand, rowcap, True, idx_base, start + i + tl.arange(0, BLOCK), WITH_IDX)
     m = tl.max(m_v, axis=0)
     f = tl.where(m_v == float("-inf"), 0.0, tl.exp(m_v - m))
     if NEED_MIN:
@@ -672,34 +680,18 @@ def solve_slot(n, slot_row, cnt_ptr, n_chunks, x_row, stride_xv, V,
 
 
 @triton.jit
-def finalize(x_row, stride_xv, V, row, z, nties, count, n_total, empty, hit,
+def finalize(V, row, z, nties, count, n_total, empty, hit,
              thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr,
-             CB: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr):
-    """Write a row's answer; when a tie group is cut, find the index of its last kept entry."""
+             W: tl.constexpr, KEY_NEG_INF: tl.constexpr):
+    """Write a row's answer.  When a tie group is cut, the index of its last kept
+    entry is left TIE_PENDING: ``tie_count_kernel`` and ``tie_pick_kernel`` find it,
+    over many programs, for the callers that need it (masking, sampling); ``select``
+    alone never does."""
     z = tl.where(empty, KEY_NEG_INF, z)
     nties = tl.where(empty, 0, nties)
     count = tl.where(empty, 0, count)
     cut_idx = tl.where(empty, -1, tl.cast(V, tl.int64))
-    if (nties < n_total) & (empty == 0):
-        # the nties-th entry equal to z, in index order: count chunk by chunk, and
-        # scan (prefix sum) only the chunk that holds it
-        z32 = z.to(tl.uint32)
-        seen = tl.zeros((), tl.int64)
-        c = 0
-        found = False
-        while (found == 0) & (c < tl.cdiv(V, TIE_CHUNK)):
-            offs = tl.cast(c, tl.int64) * TIE_CHUNK + tl.arange(0, TIE_CHUNK).to(tl.int64)
-            inb = offs < V
-            raw = tl.load(x_row + offs * stride_xv, mask=inb, other=0.0)
-            key = keys_of(raw, DTYPE, W)
-            eq = (inb & (key == z32)).to(tl.int64)
-            n_eq = tl.sum(eq, axis=0)
-            if seen + n_eq >= nties:
-                run = seen + tl.cumsum(eq, axis=0)
-                cut_idx = tl.max(tl.where((eq != 0) & (run == nties), offs, -1), axis=0)
-                found = True
-            seen += n_eq
-            c += 1
+    cut_idx = tl.where((nties < n_total) & (empty == 0), TIE_PENDING, cut_idx)
     tl.store(thr_key_ptr + row, z)
     tl.store(thr_bits_ptr + row, bits_of_key(z, W).to(tl.int32))
     tl.store(num_ties_ptr + row, nties.to(tl.int32))
@@ -708,7 +700,63 @@ def finalize(x_row, stride_xv, V, row, z, nties, count, n_total, empty, hit,
     tl.store(cut_idx_ptr + row, cut_idx)
 
 
-TIE_CHUNK = tl.constexpr(4096)  # entries per step of the tie-cut scan in finalize
+TIE_PENDING = tl.constexpr(-2)  # cut_idx of a row whose tie group is cut, before tie_pick_kernel
+
+
+@triton.jit(do_not_specialize=["V", "row0", "n_spans"])
+def tie_count_kernel(x_ptr, stride_xb, stride_xv, V, row0, thr_key_ptr, cut_idx_ptr, tie_cnt_ptr, n_spans,
+                     SPAN: tl.constexpr, BLOCK: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr):
+    """grid (rows, spans): entries equal to the threshold in each span of a row whose tie group is cut."""
+    slot = tl.program_id(0)
+    span = tl.program_id(1)
+    row = (row0 + slot).to(tl.int64)
+    if tl.load(cut_idx_ptr + row) == TIE_PENDING:
+        z32 = tl.load(thr_key_ptr + row).to(tl.uint32)
+        x_row = x_ptr + row * stride_xb
+        start = tl.cast(span, tl.int64) * SPAN
+        n_eq = tl.zeros((BLOCK,), tl.int32)
+        for i in range(0, SPAN, BLOCK):
+            offs = start + i + tl.arange(0, BLOCK).to(tl.int64)
+            inb = offs < V
+            raw = tl.load(x_row + offs * stride_xv, mask=inb, other=0.0)
+            n_eq += (inb & (keys_of(raw, DTYPE, W) == z32)).to(tl.int32)
+        tl.store(tie_cnt_ptr + slot.to(tl.int64) * n_spans + span, tl.sum(n_eq, axis=0))
+
+
+@triton.jit(do_not_specialize=["V", "row0", "n_spans"])
+def tie_pick_kernel(x_ptr, stride_xb, stride_xv, V, row0, thr_key_ptr, num_ties_ptr, cut_idx_ptr, tie_cnt_ptr,
+                    n_spans, SPAN: tl.constexpr, N_SPANS_P2: tl.constexpr, CHUNK: tl.constexpr,
+                    DTYPE: tl.constexpr, W: tl.constexpr):
+    """grid (rows,): the index of the ``num_ties``-th entry equal to the threshold, in index
+    order: the span that holds it from the span counts (in span order), then a prefix
+    sum over that span alone, CHUNK entries a step."""
+    slot = tl.program_id(0)
+    row = (row0 + slot).to(tl.int64)
+    if tl.load(cut_idx_ptr + row) == TIE_PENDING:
+        z32 = tl.load(thr_key_ptr + row).to(tl.uint32)
+        nties = tl.load(num_ties_ptr + row).to(tl.int64)
+        sidx = tl.arange(0, N_SPANS_P2)
+        cnt = tl.load(tie_cnt_ptr + slot.to(tl.int64) * n_spans + sidx, mask=sidx < n_spans, other=0).to(tl.int64)
+        incl = tl.cumsum(cnt, axis=0)
+        s = tl.min(tl.where(incl >= nties, sidx, N_SPANS_P2), axis=0)  # the span holding it
+        seen = tl.sum(tl.where(sidx < s, cnt, 0), axis=0)
+        x_row = x_ptr + row * stride_xb
+        cut_idx = tl.full((), -1, tl.int64)
+        c = 0
+        found = False
+        while (found == 0) & (c < SPAN // CHUNK):
+            offs = tl.cast(s, tl.int64) * SPAN + c * CHUNK + tl.arange(0, CHUNK).to(tl.int64)
+            inb = offs < V
+            raw = tl.load(x_row + offs * stride_xv, mask=inb, other=0.0)
+            eq = (inb & (keys_of(raw, DTYPE, W) == z32)).to(tl.int64)
+            n_eq = tl.sum(eq, axis=0)
+            if seen + n_eq >= nties:
+                run = seen + tl.cumsum(eq, axis=0)
+                cut_idx = tl.max(tl.where((eq != 0) & (run == nties), offs, -1), axis=0)
+                found = True
+            seen += n_eq
+            c += 1
+        tl.store(cut_idx_ptr + row, cut_idx)
 
 
 # Per-row state of the miss path (int64 [B, ST_I], float32 [B, ST_F]).
@@ -834,8 +882,8 @@ def finish_kernel(
         tl.store(hit_ptr + row, hit.to(tl.int8))
     else:
         tl.store(si + 0, tl.zeros((), tl.int64))
-        finalize(x_row, stride_xv, V, row, z, nties, count, n_total, n_keep == 0, hit,
-                 thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr, CB, DTYPE, W, KEY_NEG_INF)
+        finalize(V, row, z, nties, count, n_total, n_keep == 0, hit,
+                 thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr, W, KEY_NEG_INF)
     # the span counters are spent (the partials hold the counts): zero them for the
     # miss rounds' gathers and the next wave
     tl.store(ctr_ptr + slot, tl.zeros((), tl.int32))
@@ -1162,9 +1210,8 @@ def update_kernel(
                 resolved = stage > 0
         if resolved:
             tl.store(si + 0, tl.zeros((), tl.int64))
-            finalize(x_row, stride_xv, V, row, z, nties, count, n_total, resolved == 0, resolved == 0,
-                     thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr, CB, DTYPE, W,
-                     KEY_NEG_INF)
+            finalize(V, row, z, nties, count, n_total, resolved == 0, resolved == 0,
+                     thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr, W, KEY_NEG_INF)
         else:
             tl.store(si + 0, stage)
             tl.store(si + 1, lo)
@@ -1255,7 +1302,7 @@ def gumbel_f32_of(bits):
 
 @triton.jit(do_not_specialize=["V", "row0", "n_parts"])
 def sample_kernel(x_ptr, stride_xb, stride_xv, V, row0, thr_key_ptr, cut_idx_ptr, state_ptr, part_v_ptr, part_i_ptr,
-                  n_parts, PART: tl.constexpr, BLOCK: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr,
+                  n_parts, done_ptr, PART: tl.constexpr, BLOCK: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr,
                   KEY_POS_INF: tl.constexpr):
     """grid (rows, parts): the part's Gumbel-max winner among kept finite-class and +inf entries.
 
@@ -1263,11 +1310,22 @@ def sample_kernel(x_ptr, stride_xb, stride_xv, V, row0, thr_key_ptr, cut_idx_ptr
     lowest index on equal keys, as ``argmax`` does.  Blocks that keep nothing skip
     the noise (the common case for top-k).  The part's first index stands for a
     part with no finite winner, so that a row whose kept keys are all ``-inf``
-    answers index 0, like the array path.
+    answers index 0, like the array path.  Rows with ``done`` set were drawn from
+    their candidate slot (``sample_slot_kernel``) and are skipped.
     """
     r = tl.program_id(0).to(tl.int64)
     part = tl.program_id(1).to(tl.int64)
     row = row0 + r
+    if tl.load(done_ptr + row) == 0:
+        sample_part(x_ptr, stride_xb, stride_xv, V, row, r, part, thr_key_ptr, cut_idx_ptr, state_ptr, part_v_ptr,
+                    part_i_ptr, n_parts, PART, BLOCK, DTYPE, W, KEY_POS_INF)
+
+
+@triton.jit
+def sample_part(x_ptr, stride_xb, stride_xv, V, row, r, part, thr_key_ptr, cut_idx_ptr, state_ptr, part_v_ptr,
+                part_i_ptr, n_parts, PART: tl.constexpr, BLOCK: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr,
+                KEY_POS_INF: tl.constexpr):
+    """The body of :func:`sample_kernel` for one part of one row."""
     thr = tl.load(thr_key_ptr + row)
     cut_idx = tl.load(cut_idx_ptr + row)
     state = tl.load(state_ptr + row).to(tl.uint64, bitcast=True)
@@ -1320,13 +1378,20 @@ def sample_kernel(x_ptr, stride_xb, stride_xv, V, row0, thr_key_ptr, cut_idx_ptr
 
 
 @triton.jit(do_not_specialize=["row0", "n_parts"])
-def sample_pick_kernel(part_v_ptr, part_i_ptr, count_ptr, out_ptr, row0, n_parts, NP2: tl.constexpr):
+def sample_pick_kernel(part_v_ptr, part_i_ptr, count_ptr, out_ptr, row0, n_parts, done_ptr, NP2: tl.constexpr):
     """grid (rows,): the row's token from its parts (in part order); -1 where it keeps nothing.
 
     Kept ``+inf`` entries take all of the mass: when there are any, the race is
-    among them alone, on the noise.
+    among them alone, on the noise.  Rows with ``done`` set are left alone.
     """
     r = tl.program_id(0).to(tl.int64)
+    if tl.load(done_ptr + row0 + r) == 0:
+        pick_token(part_v_ptr, part_i_ptr, count_ptr, out_ptr, row0, r, n_parts, NP2)
+
+
+@triton.jit
+def pick_token(part_v_ptr, part_i_ptr, count_ptr, out_ptr, row0, r, n_parts, NP2: tl.constexpr):
+    """The body of :func:`sample_pick_kernel` for one row."""
     j = tl.arange(0, NP2)
     ok = j < n_parts
     slot = (r * n_parts + j) * 2
@@ -1342,3 +1407,55 @@ def sample_pick_kernel(part_v_ptr, part_i_ptr, count_ptr, out_ptr, row0, n_parts
     token = tl.where(im > float("-inf"), i_idx, f_idx)
     count = tl.load(count_ptr + row0 + r)
     tl.store(out_ptr + row0 + r, tl.where(count > 0, token, -1))
+
+
+@triton.jit(do_not_specialize=["row0", "n_spans"])
+def sample_slot_kernel(cand_ptr, idx_ptr, part_i_ptr, n_spans, row0, thr_key_ptr, cut_idx_ptr, hit_ptr, state_ptr,
+                       out_ptr, SPAN_CAP: tl.constexpr, N_SPANS_P2: tl.constexpr, CHUNK: tl.constexpr,
+                       DTYPE: tl.constexpr, W: tl.constexpr, KEY_POS_INF: tl.constexpr):
+    """grid (rows,): the Gumbel-max token of a row that hit, from its candidate slot alone.
+
+    On a hit every kept entry is a candidate (the threshold is above the cut and
+    the slot did not overflow), and the slot holds each candidate's key and token
+    index: the race runs over the slot, with the noise of ``qrita.core.rng`` at
+    the token index, and gives the token of :func:`sample_kernel` (float64 keys
+    ``x + g``, the lowest index on equal keys, kept ``+inf`` entries racing on the
+    noise alone).  Rows that missed are left to ``sample_kernel``.
+    """
+    slot = tl.program_id(0)
+    row = (row0 + slot).to(tl.int64)
+    if tl.load(hit_ptr + row) != 0:
+        sidx = tl.arange(0, N_SPANS_P2)
+        n = tl.sum(tl.load(part_i_ptr + (slot.to(tl.int64) * n_spans + sidx) * 8, mask=sidx < n_spans, other=0),
+                   axis=0)
+        rowcap = n_spans * SPAN_CAP
+        base = slot.to(tl.int64) * rowcap
+        thr = tl.load(thr_key_ptr + row)
+        cut_idx = tl.load(cut_idx_ptr + row)
+        state = tl.load(state_ptr + row).to(tl.uint64, bitcast=True)
+        neg_inf = float("-inf")
+        big = tl.full((), 2**62, tl.int64)
+        best_v = tl.full((), neg_inf, tl.float64)
+        best_i = big
+        inf_v = tl.full((), neg_inf, tl.float64)
+        inf_i = big
+        for c0 in range(0, n, CHUNK):
+            j = c0 + tl.arange(0, CHUNK)
+            ok = j < n
+            key = tl.load(cand_ptr + base + j, mask=ok, other=0).to(tl.uint32, bitcast=True).to(tl.int64)
+            offs = tl.load(idx_ptr + base + j, mask=ok, other=0).to(tl.int64)
+            keep = kept_of(key, offs, thr, cut_idx) & ok
+            g = gumbel_of(state, offs)
+            v = tl.where(keep, value_of_key(key, DTYPE, W).to(tl.float64) + g, neg_inf)
+            m = tl.max(v, axis=0)
+            i_m = tl.min(tl.where(keep & (v == m), offs, big), axis=0)
+            if (m > best_v) | ((m == best_v) & (i_m < best_i)):
+                best_v = m
+                best_i = i_m
+            vi = tl.where(keep & (key == KEY_POS_INF), g, neg_inf)
+            mi = tl.max(vi, axis=0)
+            i_mi = tl.min(tl.where(keep & (key == KEY_POS_INF) & (vi == mi), offs, big), axis=0)
+            if (mi > inf_v) | ((mi == inf_v) & (i_mi < inf_i)):
+                inf_v = mi
+                inf_i = i_mi
+        tl.store(out_ptr + row, tl.where(inf_i < big, inf_i, best_i))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import numbers
+from typing import NamedTuple
 
 import torch
 import triton
@@ -96,8 +97,15 @@ def _per_row(value, B: int, device, dtype):
     return 2, value.to(device=device, dtype=dtype).contiguous(), 0
 
 
-def run_select(x: torch.Tensor, req: Request):
-    """Launch the span and finish kernels; returns (SelectResult in torch, aux for masking)."""
+def run_select(x: torch.Tensor, req: Request, *, resolve_ties: bool = False, states: torch.Tensor | None = None):
+    """Launch the selection kernels; returns (SelectResult in torch, aux for masking and sampling).
+
+    ``resolve_ties``: also find, for rows whose tie group is cut, the index of the
+    last kept tie (masking and sampling need it; ``select`` does not).  ``states``
+    (int64 ``[B]`` stream states of ``qrita.core.rng``): also draw each row that
+    hit from its candidate slot, in the wave that holds the slot; ``run_sample``
+    draws the other rows from the row itself.
+    """
     B, V = req.B, req.V
     dev = x.device
     kc = KEY_CONSTANTS[req.dtype]
@@ -121,6 +129,8 @@ def run_select(x: torch.Tensor, req: Request):
     cut_idx = torch.empty(B, dtype=torch.int64, device=dev)
     state_i = torch.empty((B, kernels.ST_I.value), dtype=torch.int64, device=dev)
     state_f = torch.empty((B, 4), dtype=torch.float32, device=dev)
+    sampling = states is not None
+    tokens = torch.empty(B, dtype=torch.int64, device=dev) if sampling else None
     if B > 0:
         k_mode, k_t, k_s = _per_row(req.k, B, dev, torch.int64)
         p_mode, p_t, p_s = _per_row(req.p, B, dev, torch.float32)
@@ -147,9 +157,11 @@ def run_select(x: torch.Tensor, req: Request):
         search_warps = int_option(opts, "search_warps", 8, choices=WARPS)
         reg_small = min(REG_SMALL, reg_cap)
         reg_mid = min(REG_MID, reg_cap)
-        per_row_bytes = n_spans * (span_cap * 4 + 8 * 8 + 4 * 4 + npm * 4 + npm * 4) + 4
+        # sampling keeps each candidate's token index beside its key
+        per_row_bytes = n_spans * (span_cap * 4 * (1 + sampling) + 8 * 8 + 4 * 4 + npm * 4 + npm * 4) + 4
         wave = max(1, min(B, SCRATCH_BYTES // per_row_bytes))
         cand = torch.empty((wave, n_spans, span_cap), dtype=torch.int32, device=dev)
+        cidx = torch.empty((wave, n_spans, span_cap), dtype=torch.int32, device=dev) if sampling else cand
         part_i = torch.empty((wave, n_spans, 8), dtype=torch.int64, device=dev)
         part_f = torch.empty((wave, n_spans, 4), dtype=torch.float32, device=dev)
         rpart_i = torch.empty((wave, n_spans, npm), dtype=torch.int32, device=dev)
@@ -181,13 +193,13 @@ def run_select(x: torch.Tensor, req: Request):
                 x, x.stride(0), x.stride(1), V, row0,
                 k_ptr, k_s, p_ptr, p_s, k_mode, p_mode,
                 topk_lut, topp_lut,
-                cand, part_i, part_f, n_spans, ctr, cut,
+                cand, part_i, part_f, n_spans, ctr, cut, cidx,
                 SPAN=span, SPAN_CAP=span_cap, BLOCK=block,
                 KEY_NEG_INF=kc.key_neg_inf, KEY_POS_INF=kc.key_pos_inf,
                 SAMPLE=SAMPLE_SIZE, LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE,
                 TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size, HAS_P=p_mode != 0,
                 PREFETCH=bool(opts.get("span_prefetch", False)), CUT_IN=cut_in, NEED_MIN=not all_search,
-                num_warps=span_warps, **common,
+                WITH_IDX=sampling, num_warps=span_warps, **common,
             )
             kernels.finish_kernel[(rows,)](
                 x, x.stride(0), x.stride(1), V, row0,
@@ -211,18 +223,47 @@ def run_select(x: torch.Tensor, req: Request):
                     thr_key, thr_bits, num_ties, count, hit, cut_idx,
                     NPM=npm, MASS_ONLY=mass_lanes, num_warps=search_warps, **search_const, **common,
                 )
+            if resolve_ties or sampling:
+                # rows whose tie group is cut: the index of the last kept tie (the span
+                # counts go into the round scratch, spent by now)
+                kernels.tie_count_kernel[(rows, n_spans)](
+                    x, x.stride(0), x.stride(1), V, row0, thr_key, cut_idx, rpart_i, n_spans,
+                    SPAN=span, BLOCK=block, num_warps=span_warps, **common,
+                )
+                kernels.tie_pick_kernel[(rows,)](
+                    x, x.stride(0), x.stride(1), V, row0, thr_key, num_ties, cut_idx, rpart_i, n_spans,
+                    SPAN=span, N_SPANS_P2=n_spans_p2, CHUNK=min(TIE_CHUNK, span), num_warps=search_warps, **common,
+                )
+            if sampling:
+                kernels.sample_slot_kernel[(rows,)](
+                    cand, cidx, part_i, n_spans, row0, thr_key, cut_idx, hit, states, tokens,
+                    SPAN_CAP=span_cap, N_SPANS_P2=n_spans_p2, CHUNK=SAMPLE_SLOT_CHUNK, KEY_POS_INF=kc.key_pos_inf,
+                    num_warps=4, **common,
+                )
     dtype = TORCH_DTYPE[req.dtype]
     if req.dtype == "float32":
         threshold = thr_bits.view(torch.float32)
     else:
         threshold = thr_bits.to(torch.int16).view(dtype)
     result = SelectResult(threshold=threshold, num_ties=num_ties, count=count, hit=hit.bool())
-    return result, (thr_key, cut_idx, req.dtype)
+    return result, Aux(thr_key, cut_idx, req.dtype, resolve_ties or sampling, hit, tokens)
+
+
+class Aux(NamedTuple):
+    """What masking and sampling take from ``run_select``."""
+
+    thr_key: torch.Tensor
+    cut_idx: torch.Tensor
+    dtype: str
+    ties_resolved: bool  # cut_idx holds no TIE_PENDING
+    hit: torch.Tensor  # int8 [B]
+    tokens: torch.Tensor | None  # int64 [B], set for the rows drawn from their slot (hit rows)
 
 
 def run_mask(x: torch.Tensor, aux, mask_value: float, out: torch.Tensor | None):
     """Masked logits: in place into ``out`` (which is ``x``) or into a new tensor."""
-    thr_key, cut_idx, dtype = aux
+    assert aux.ties_resolved, "run_select(..., resolve_ties=True) before run_mask"
+    thr_key, cut_idx, dtype = aux.thr_key, aux.cut_idx, aux.dtype
     kc = KEY_CONSTANTS[dtype]
     B, V = x.shape
     target = x if out is not None else torch.empty_like(x, memory_format=torch.contiguous_format)
@@ -236,17 +277,23 @@ def run_mask(x: torch.Tensor, aux, mask_value: float, out: torch.Tensor | None):
 
 
 
+TIE_CHUNK = 4096  # entries per step of the prefix sum that finds a cut tie
+SAMPLE_SLOT_CHUNK = 1024  # candidates per step of the draw from a slot
 SAMPLE_PART = 16384  # entries per program of the sample pass
 SAMPLE_BLOCK = 2048  # entries per step (noise only in steps that keep something)
 SAMPLE_SCRATCH_BYTES = 4 << 20  # partials per wave of rows
 
 
 def run_sample(x: torch.Tensor, aux, count: torch.Tensor, states: torch.Tensor) -> torch.Tensor:
-    """int64 ``[B]``: the Gumbel-max token of each row's kept set (``qrita.core.rng``), -1 if empty."""
-    thr_key, cut_idx, dtype = aux
+    """int64 ``[B]``: the Gumbel-max token of each row's kept set (``qrita.core.rng``), -1 if empty.
+
+    ``aux`` comes from ``run_select(..., states=states)``, which drew the rows that
+    hit from their candidate slots; the other rows are drawn here, from the row.
+    """
+    assert aux.tokens is not None, "run_select(..., states=...) before run_sample"
+    thr_key, cut_idx, dtype, hit, out = aux.thr_key, aux.cut_idx, aux.dtype, aux.hit, aux.tokens
     kc = KEY_CONSTANTS[dtype]
     B, V = x.shape
-    out = torch.empty(B, dtype=torch.int64, device=x.device)
     if B == 0:
         return out
     n_parts = triton.cdiv(V, SAMPLE_PART)
@@ -258,10 +305,10 @@ def run_sample(x: torch.Tensor, aux, count: torch.Tensor, states: torch.Tensor) 
     for row0 in range(0, B, wave):
         rows = min(wave, B - row0)
         kernels.sample_kernel[(rows, n_parts)](
-            x, x.stride(0), x.stride(1), V, row0, thr_key, cut_idx, states, part_v, part_i, n_parts,
+            x, x.stride(0), x.stride(1), V, row0, thr_key, cut_idx, states, part_v, part_i, n_parts, hit,
             PART=part, BLOCK=block, DTYPE=DTYPE_CODE[dtype], W=kc.width, KEY_POS_INF=kc.key_pos_inf, num_warps=8,
         )
         kernels.sample_pick_kernel[(rows,)](
-            part_v, part_i, count, out, row0, n_parts, NP2=max(2, triton.next_power_of_2(n_parts)), num_warps=1,
+            part_v, part_i, count, out, row0, n_parts, hit, NP2=max(2, triton.next_power_of_2(n_parts)), num_warps=1,
         )
     return out
