@@ -216,6 +216,42 @@ def test_masked_output_in_and_out_of_place():
     assert torch.equal(y.view(torch.int16), out.view(torch.int16))
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_fill_and_scatter_gives_the_read_paths_bits(dtype, monkeypatch):
+    """Rows that hit are filled and their kept candidates written back from the slot; the bits equal
+    the read path's (``scatter=False``) and the numpy backend's, in place and out of place.
+
+    Rows: a tie group cut at the boundary (resolved from the slot), one of 300 (more than TIE_TILE:
+    resolved from the row), one that keeps +0.0 and -0.0 (read, not scattered), a top-p miss, and
+    NaN/+inf entries."""
+    monkeypatch.setattr(triton_launch, "TIE_TILE", 64)  # the 300-tie row takes the row path
+    rng = np.random.default_rng(21)
+    V = 3000
+    x = np.round(rng.standard_normal((5, V)) * 4).astype(np.float32) / 4  # many ties
+    x[1, rng.choice(V, 300, replace=False)] = 9.0
+    x[2] = -np.abs(x[2]) - 1.0
+    x[2, [5, 70, 2999]] = -0.0
+    x[2, [6, 71]] = 0.0
+    x[3] = rng.standard_normal(V)
+    x[4, [3, 1000]] = np.nan
+    x[4, 17] = np.inf
+    xt = torch.from_numpy(x).to(dtype=dtype, device=DEVICE)
+    k = torch.tensor([40, 100, 4, 0, 30], device=DEVICE)
+    p = torch.tensor([1.0, 1.0, 1.0, 0.95, 0.9], device=DEVICE)
+    bits = torch.int32 if dtype == torch.float32 else torch.int16
+    want = qrita.top_k_top_p(xt.cpu(), k.cpu(), p.cpu(), backend="numpy", mask_value=-7.0)
+    read = qrita.top_k_top_p(xt, k, p, backend="triton", mask_value=-7.0, options={"scatter": False})
+    assert torch.equal(read.cpu().view(bits), want.view(bits))
+    out = torch.full_like(xt, 123.0)  # poisoned: every entry must be written
+    got = qrita.top_k_top_p(xt, k, p, backend="triton", mask_value=-7.0)
+    assert torch.equal(got.cpu().view(bits), want.view(bits))
+    out.copy_(xt)
+    res = qrita.top_k_top_p(out, k, p, backend="triton", mask_value=-7.0, inplace=True)
+    assert res is out and torch.equal(out.cpu().view(bits), want.view(bits))
+    sel = qrita.select(xt, k, p, backend="triton")
+    assert sel.hit.cpu().tolist()[:3] == [True, True, True]  # the scatter path ran (rows 0, 1; row 2 reads)
+
+
 def test_non_contiguous_rows_and_vocab():
     base = _logits(4, 6, 800, torch.float32)
     for view in (base[::2], base[:, ::2], base.t().contiguous().t()):

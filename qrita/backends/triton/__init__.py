@@ -81,15 +81,16 @@ class TritonBackend(Backend):
         return _in_caller_library(req, run_select(_as_torch(req), _torch_request(req)))[0]
 
     def top_k_top_p(self, req: Request, mask_value: float, out):
-        from .launch import run_mask, run_select
+        import torch
+
+        from .launch import run_select
 
         x = _as_torch(req)
-        result, aux = run_select(x, _torch_request(req), resolve_ties=True)
-        target = x if out is not None else None
-        masked = run_mask(x, aux, mask_value, target)
+        target = x if out is not None else torch.empty_like(x, memory_format=torch.contiguous_format)
+        run_select(x, _torch_request(req), mask=(mask_value, target))
         if out is not None:
             return out
-        return _to_caller(masked, req)
+        return _to_caller(target, req)
 
     def sample(self, req: Request, states):
         import torch

@@ -118,13 +118,26 @@ def variants(dtype: str, V: int = 131072):
     slot_args = {"cand_ptr": "*i32", "idx_ptr": "*i32", "part_i_ptr": "*i64", "n_spans": "i32", "row0": "i32",
                  "thr_key_ptr": "*i64", "cut_idx_ptr": "*i64", "hit_ptr": "*i8", "state_ptr": "*i64",
                  "out_ptr": "*i64"}
-    const = dict(SPAN_CAP=launch.SPAN_CAP, N_SPANS_P2=n_spans_p2, CHUNK=launch.SAMPLE_SLOT_CHUNK, DTYPE=code,
+    const = dict(SPAN_CAP=launch.SPAN_CAP, N_SPANS_P2=n_spans_p2, CHUNK=launch.SLOT_CHUNK, DTYPE=code,
                  W=kc.width, KEY_POS_INF=kc.key_pos_inf)
     yield f"sample_slot_kernel[{dtype}]", _source(kernels.sample_slot_kernel, slot_args, const), 4
+    ties_args = dict(slot_args, ctr_ptr="*i32", num_ties_ptr="*i32")
+    ties_args = {name: ties_args[name] for name in ("cand_ptr", "idx_ptr", "part_i_ptr", "n_spans", "ctr_ptr", "row0",
+                                                    "thr_key_ptr", "num_ties_ptr", "cut_idx_ptr", "hit_ptr")}
+    const = dict(SPAN_CAP=launch.SPAN_CAP, N_SPANS_P2=n_spans_p2, CHUNK=launch.SLOT_CHUNK, TILE=launch.TIE_TILE,
+                 IDX_BITS=24)
+    yield f"slot_ties_kernel[{dtype}]", _source(kernels.slot_ties_kernel, ties_args, const), 4
     mask_args = {"x_ptr": x, "stride_xb": "i64", "stride_xv": "i64", "out_ptr": x, "stride_ob": "i64",
-                 "stride_ov": "i64", "V": "i32", "thr_key_ptr": "*i64", "cut_idx_ptr": "*i64", "mask_value": "fp32"}
-    const = dict(BLOCK=4096, DTYPE=code, W=kc.width)
-    yield f"mask_kernel[{dtype}]", _source(kernels.mask_kernel, mask_args, const), 8
+                 "stride_ov": "i64", "V": "i32", "row0": "i32", "thr_key_ptr": "*i64", "cut_idx_ptr": "*i64",
+                 "hit_ptr": "*i8", "mask_value": "fp32"}
+    for scatter in (False, True):
+        const = dict(BLOCK=launch.MASK_BLOCK, DTYPE=code, W=kc.width, SCATTER=scatter)
+        yield f"mask_kernel[{dtype}, scatter={scatter}]", _source(kernels.mask_kernel, mask_args, const), 8
+    scatter_args = {name: slot_args[name] for name in ("cand_ptr", "idx_ptr", "part_i_ptr", "n_spans", "row0",
+                                                       "thr_key_ptr", "cut_idx_ptr", "hit_ptr")}
+    scatter_args.update(out_ptr=x, stride_ob="i64", stride_ov="i64")
+    const = dict(SPAN_CAP=launch.SPAN_CAP, N_SPANS_P2=n_spans_p2, CHUNK=launch.SLOT_CHUNK, DTYPE=code, W=kc.width)
+    yield f"scatter_kernel[{dtype}]", _source(kernels.scatter_kernel, scatter_args, const), 4
     sample_args = {"x_ptr": x, "stride_xb": "i64", "stride_xv": "i64", "V": "i32", "row0": "i32",
                    "thr_key_ptr": "*i64", "cut_idx_ptr": "*i64", "state_ptr": "*i64", "part_v_ptr": "*fp64",
                    "part_i_ptr": "*i64", "n_parts": "i32", "done_ptr": "*i8"}

@@ -1229,33 +1229,139 @@ def update_kernel(
 
 
 @triton.jit
+def slot_count(part_i_ptr, slot, n_spans, N_SPANS_P2: tl.constexpr):
+    """The candidates a row's span pass counted; on a hit all of them are in its slot."""
+    sidx = tl.arange(0, N_SPANS_P2)
+    return tl.sum(tl.load(part_i_ptr + (slot.to(tl.int64) * n_spans + sidx) * 8, mask=sidx < n_spans, other=0),
+                  axis=0)
+
+
+@triton.jit
+def scatters(hit, thr, W: tl.constexpr):
+    """Whether a row's masked output is a fill plus a scatter of its kept candidates.
+
+    On a hit every kept entry is in the row's slot, key and token index.  A
+    threshold above the key of +0.0 keeps only positive values, whose bits their
+    keys give back exactly; a row that may keep a zero (the key of -0.0 is that
+    of +0.0) reads its row instead."""
+    zero_key: tl.constexpr = 1 << (W - 1)
+    return (hit != 0) & (thr > zero_key)
+
+
+@triton.jit(do_not_specialize=["row0", "n_spans"])
+def slot_ties_kernel(cand_ptr, idx_ptr, part_i_ptr, n_spans, ctr_ptr, row0, thr_key_ptr, num_ties_ptr, cut_idx_ptr,
+                     hit_ptr, SPAN_CAP: tl.constexpr, N_SPANS_P2: tl.constexpr, CHUNK: tl.constexpr,
+                     TILE: tl.constexpr, IDX_BITS: tl.constexpr):
+    """grid (rows,): the index of the last kept tie of a row that hit, from its slot alone.
+
+    On a hit the whole tie group is in the slot.  Its token indices are appended
+    to the free end of the slot (atomic positions, as in the span pass); when
+    there is room and at most TILE of them, the ``num_ties``-th smallest is found
+    in a register tile, 4 bits of index a round.  Other rows stay TIE_PENDING for
+    ``tie_count_kernel`` and ``tie_pick_kernel``.
+    """
+    slot = tl.program_id(0)
+    row = (row0 + slot).to(tl.int64)
+    if (tl.load(hit_ptr + row) != 0) & (tl.load(cut_idx_ptr + row) == TIE_PENDING):
+        n = slot_count(part_i_ptr, slot, n_spans, N_SPANS_P2)
+        rowcap = n_spans * SPAN_CAP
+        base = slot.to(tl.int64) * rowcap
+        z32 = tl.load(thr_key_ptr + row).to(tl.uint32)
+        room = tl.minimum(rowcap - n, TILE)
+        ctr = ctr_ptr + slot
+        n_eq = tl.zeros((CHUNK,), tl.int32)
+        for c0 in range(0, n, CHUNK):
+            j = c0 + tl.arange(0, CHUNK)
+            ok = j < n
+            eq = ok & (tl.load(cand_ptr + base + j, mask=ok, other=0).to(tl.uint32, bitcast=True) == z32)
+            offs = tl.load(idx_ptr + base + j, mask=eq, other=0)
+            n_eq += eq.to(tl.int32)
+            pos = tl.atomic_add(ctr + tl.zeros((CHUNK,), tl.int32), tl.full((CHUNK,), 1, tl.int32), mask=eq,
+                                sem="relaxed")
+            tl.store(idx_ptr + base + n + pos, offs, mask=eq & (pos < room))
+        t = tl.sum(n_eq, axis=0)
+        tl.debug_barrier()  # the appended indices, stored by other threads of this program
+        if t <= room:
+            e = tl.arange(0, TILE)
+            tie_idx = tl.load(idx_ptr + base + n + e, mask=e < t, other=0).to(tl.int64)
+            valid = e < t
+            nties = tl.load(num_ties_ptr + row).to(tl.int64)
+            rank = nties  # 1-based, among the tie group in index order
+            lo = tl.zeros((), tl.int64)
+            bins = tl.arange(0, 16)
+            for r in tl.static_range(IDX_BITS // 4):
+                shift = IDX_BITS - 4 * (r + 1)
+                d = (tie_idx - lo) >> shift
+                inside = valid & (tie_idx >= lo) & (d < 16)
+                hits = inside[:, None] & (d[:, None] == bins[None, :])
+                cnt = tl.sum(hits.to(tl.int64), axis=0)
+                incl = tl.cumsum(cnt, axis=0)
+                b = tl.min(tl.where(incl >= rank, bins, 16), axis=0)
+                rank -= tl.sum(tl.where(bins < b, cnt, 0), axis=0)
+                lo += b.to(tl.int64) << shift
+            tl.store(cut_idx_ptr + row, tl.where(nties > 0, lo, -1))
+        tl.store(ctr, tl.zeros((), tl.int32))
+
+
+@triton.jit
 def kept_of(key, offs, thr, cut_idx):
     """Whether entries (keys, indices) are kept by a row's (threshold key, index of the last kept tie)."""
     keep = (key > thr) | ((key == thr) & (offs <= cut_idx))
     return keep & (key != 0)  # NaN (key 0) is never kept
 
 
-@triton.jit
-def mask_kernel(x_ptr, stride_xb, stride_xv, out_ptr, stride_ob, stride_ov, V, thr_key_ptr, cut_idx_ptr, mask_value,
-                BLOCK: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr):
-    """mask_value wherever an entry is not kept; kept entries keep their bits.
+@triton.jit(do_not_specialize=["V", "row0"])
+def mask_kernel(x_ptr, stride_xb, stride_xv, out_ptr, stride_ob, stride_ov, V, row0, thr_key_ptr, cut_idx_ptr,
+                hit_ptr, mask_value, BLOCK: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr,
+                SCATTER: tl.constexpr = False):
+    """grid (rows, blocks): mask_value wherever an entry is not kept; kept entries keep their bits.
 
     ``out`` may be ``x`` itself (in place): each entry is read before it is
     written, by the same program.  Kept entries are written back too, since whole
     vectors store faster than per-entry predicated stores (16-bit rows most of all).
+
+    ``SCATTER``: a row that :func:`scatters` is only filled (no read);
+    :func:`scatter_kernel` then writes its kept entries back from the slot.
     """
-    row = tl.program_id(0).to(tl.int64)
+    row = row0 + tl.program_id(0).to(tl.int64)
     blk = tl.program_id(1).to(tl.int64)
     offs = blk * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
     inb = offs < V
-    raw = tl.load(x_ptr + row * stride_xb + offs * stride_xv, mask=inb, other=0.0)
-    key = keys_of(raw, DTYPE, W).to(tl.int64)
     thr = tl.load(thr_key_ptr + row)
-    cut_idx = tl.load(cut_idx_ptr + row)
-    keep = kept_of(key, offs, thr, cut_idx)
-    fill = tl.full((BLOCK,), 0.0, tl.float32) + mask_value
-    fill = fill.to(raw.dtype)
-    tl.store(out_ptr + row * stride_ob + offs * stride_ov, tl.where(keep, raw, fill), mask=inb)
+    fill = (tl.full((BLOCK,), 0.0, tl.float32) + mask_value).to(out_ptr.dtype.element_ty)
+    fill_only = False
+    if SCATTER:
+        fill_only = scatters(tl.load(hit_ptr + row), thr, W)
+    if fill_only:
+        tl.store(out_ptr + row * stride_ob + offs * stride_ov, fill, mask=inb)
+    else:
+        raw = tl.load(x_ptr + row * stride_xb + offs * stride_xv, mask=inb, other=0.0)
+        key = keys_of(raw, DTYPE, W).to(tl.int64)
+        keep = kept_of(key, offs, thr, tl.load(cut_idx_ptr + row))
+        tl.store(out_ptr + row * stride_ob + offs * stride_ov, tl.where(keep, raw, fill), mask=inb)
+
+
+@triton.jit(do_not_specialize=["row0", "n_spans"])
+def scatter_kernel(cand_ptr, idx_ptr, part_i_ptr, n_spans, row0, thr_key_ptr, cut_idx_ptr, hit_ptr, out_ptr,
+                   stride_ob, stride_ov, SPAN_CAP: tl.constexpr, N_SPANS_P2: tl.constexpr, CHUNK: tl.constexpr,
+                   DTYPE: tl.constexpr, W: tl.constexpr):
+    """grid (rows,): after the fill of :func:`mask_kernel`, the kept entries of a row that
+    :func:`scatters`, written back from its slot (bits from keys)."""
+    slot = tl.program_id(0)
+    row = (row0 + slot).to(tl.int64)
+    thr = tl.load(thr_key_ptr + row)
+    if scatters(tl.load(hit_ptr + row), thr, W):
+        n = slot_count(part_i_ptr, slot, n_spans, N_SPANS_P2)
+        base = slot.to(tl.int64) * (n_spans * SPAN_CAP)
+        cut_idx = tl.load(cut_idx_ptr + row)
+        for c0 in range(0, n, CHUNK):
+            j = c0 + tl.arange(0, CHUNK)
+            ok = j < n
+            key = tl.load(cand_ptr + base + j, mask=ok, other=0).to(tl.uint32, bitcast=True).to(tl.int64)
+            offs = tl.load(idx_ptr + base + j, mask=ok, other=0).to(tl.int64)
+            keep = kept_of(key, offs, thr, cut_idx) & ok
+            value = value_of_key(key, DTYPE, W).to(out_ptr.dtype.element_ty)
+            tl.store(out_ptr + row * stride_ob + offs * stride_ov, value, mask=keep)
 
 
 # --- sampling (qrita.sample): a Gumbel-max race over the kept entries --------------------------
@@ -1425,9 +1531,7 @@ def sample_slot_kernel(cand_ptr, idx_ptr, part_i_ptr, n_spans, row0, thr_key_ptr
     slot = tl.program_id(0)
     row = (row0 + slot).to(tl.int64)
     if tl.load(hit_ptr + row) != 0:
-        sidx = tl.arange(0, N_SPANS_P2)
-        n = tl.sum(tl.load(part_i_ptr + (slot.to(tl.int64) * n_spans + sidx) * 8, mask=sidx < n_spans, other=0),
-                   axis=0)
+        n = slot_count(part_i_ptr, slot, n_spans, N_SPANS_P2)
         rowcap = n_spans * SPAN_CAP
         base = slot.to(tl.int64) * rowcap
         thr = tl.load(thr_key_ptr + row)

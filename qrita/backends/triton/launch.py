@@ -97,14 +97,19 @@ def _per_row(value, B: int, device, dtype):
     return 2, value.to(device=device, dtype=dtype).contiguous(), 0
 
 
-def run_select(x: torch.Tensor, req: Request, *, resolve_ties: bool = False, states: torch.Tensor | None = None):
-    """Launch the selection kernels; returns (SelectResult in torch, aux for masking and sampling).
+def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, states: torch.Tensor | None = None):
+    """Launch the selection kernels; returns (SelectResult in torch, aux for sampling).
 
-    ``resolve_ties``: also find, for rows whose tie group is cut, the index of the
-    last kept tie (masking and sampling need it; ``select`` does not).  ``states``
-    (int64 ``[B]`` stream states of ``qrita.core.rng``): also draw each row that
-    hit from its candidate slot, in the wave that holds the slot; ``run_sample``
-    draws the other rows from the row itself.
+    ``select`` alone stops at the thresholds.  Masking and sampling also need, for
+    rows whose tie group is cut, the index of the last kept tie, and they use each
+    candidate's token index, kept beside its key in the wave's slot:
+
+    - ``mask = (mask_value, target)``: write the masked logits into ``target``
+      (``x`` itself in place).  A row that hit is filled with ``mask_value`` and its
+      kept candidates are written back from the slot: one write of the row and no
+      read.  Other rows are read and masked.
+    - ``states`` (int64 ``[B]`` stream states of ``qrita.core.rng``): draw each row
+      that hit from its slot; ``run_sample`` draws the other rows from the row.
     """
     B, V = req.B, req.V
     dev = x.device
@@ -117,9 +122,9 @@ def run_select(x: torch.Tensor, req: Request, *, resolve_ties: bool = False, sta
     n_rounds = int_option(opts, "miss_rounds", miss_rounds(kc.width))
     span_warps = int_option(opts, "span_warps", 8, choices=WARPS)
     round_warps = int_option(opts, "round_warps", 8, choices=WARPS)
-    # fp32 top-p miss rounds accumulate lane masses, not lane counts (H200 sweep: 4950 -> 3354 us, top-p 0.9,
-    # Zipf, B=1024).  16-bit rows keep the counts until masses are measured for them (the sweep timed fp32 only)
-    mass_lanes = bool(opts.get("mass_lanes", kc.width == 32))
+    # top-p miss rounds accumulate lane masses, not lane counts.  H200 sweeps, top-p 0.9, B=1024: fp32 Zipf
+    # 4950 -> 3354 us (e0a14ca); bf16 Gaussian / LLM-like / Zipf 4539 / 2489 / 4960 -> 3337 / 2044 / 3562 us (8e158f5)
+    mass_lanes = bool(opts.get("mass_lanes", True))
 
     thr_key = torch.empty(B, dtype=torch.int64, device=dev)
     thr_bits = torch.empty(B, dtype=torch.int32, device=dev)
@@ -130,6 +135,7 @@ def run_select(x: torch.Tensor, req: Request, *, resolve_ties: bool = False, sta
     state_i = torch.empty((B, kernels.ST_I.value), dtype=torch.int64, device=dev)
     state_f = torch.empty((B, 4), dtype=torch.float32, device=dev)
     sampling = states is not None
+    with_idx = sampling or mask is not None
     tokens = torch.empty(B, dtype=torch.int64, device=dev) if sampling else None
     if B > 0:
         k_mode, k_t, k_s = _per_row(req.k, B, dev, torch.int64)
@@ -157,11 +163,11 @@ def run_select(x: torch.Tensor, req: Request, *, resolve_ties: bool = False, sta
         search_warps = int_option(opts, "search_warps", 8, choices=WARPS)
         reg_small = min(REG_SMALL, reg_cap)
         reg_mid = min(REG_MID, reg_cap)
-        # sampling keeps each candidate's token index beside its key
-        per_row_bytes = n_spans * (span_cap * 4 * (1 + sampling) + 8 * 8 + 4 * 4 + npm * 4 + npm * 4) + 4
+        # masking and sampling keep each candidate's token index beside its key
+        per_row_bytes = n_spans * (span_cap * 4 * (1 + with_idx) + 8 * 8 + 4 * 4 + npm * 4 + npm * 4) + 4
         wave = max(1, min(B, SCRATCH_BYTES // per_row_bytes))
         cand = torch.empty((wave, n_spans, span_cap), dtype=torch.int32, device=dev)
-        cidx = torch.empty((wave, n_spans, span_cap), dtype=torch.int32, device=dev) if sampling else cand
+        cidx = torch.empty((wave, n_spans, span_cap), dtype=torch.int32, device=dev) if with_idx else cand
         part_i = torch.empty((wave, n_spans, 8), dtype=torch.int64, device=dev)
         part_f = torch.empty((wave, n_spans, 4), dtype=torch.float32, device=dev)
         rpart_i = torch.empty((wave, n_spans, npm), dtype=torch.int32, device=dev)
@@ -199,7 +205,7 @@ def run_select(x: torch.Tensor, req: Request, *, resolve_ties: bool = False, sta
                 SAMPLE=SAMPLE_SIZE, LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE,
                 TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size, HAS_P=p_mode != 0,
                 PREFETCH=bool(opts.get("span_prefetch", False)), CUT_IN=cut_in, NEED_MIN=not all_search,
-                WITH_IDX=sampling, num_warps=span_warps, **common,
+                WITH_IDX=with_idx, num_warps=span_warps, **common,
             )
             kernels.finish_kernel[(rows,)](
                 x, x.stride(0), x.stride(1), V, row0,
@@ -223,9 +229,16 @@ def run_select(x: torch.Tensor, req: Request, *, resolve_ties: bool = False, sta
                     thr_key, thr_bits, num_ties, count, hit, cut_idx,
                     NPM=npm, MASS_ONLY=mass_lanes, num_warps=search_warps, **search_const, **common,
                 )
-            if resolve_ties or sampling:
-                # rows whose tie group is cut: the index of the last kept tie (the span
-                # counts go into the round scratch, spent by now)
+            if with_idx:
+                slot_args = (cand, cidx, part_i, n_spans)
+                slot_const = dict(SPAN_CAP=span_cap, N_SPANS_P2=n_spans_p2)
+                # rows whose tie group is cut: the index of the last kept tie, from the slot
+                # for rows that hit, else from the row (the span counts go into the round
+                # scratch, spent by now)
+                kernels.slot_ties_kernel[(rows,)](
+                    *slot_args, ctr, row0, thr_key, num_ties, cut_idx, hit, CHUNK=SLOT_CHUNK, TILE=TIE_TILE,
+                    IDX_BITS=24, num_warps=4, **slot_const,
+                )
                 kernels.tie_count_kernel[(rows, n_spans)](
                     x, x.stride(0), x.stride(1), V, row0, thr_key, cut_idx, rpart_i, n_spans,
                     SPAN=span, BLOCK=block, num_warps=span_warps, **common,
@@ -234,11 +247,22 @@ def run_select(x: torch.Tensor, req: Request, *, resolve_ties: bool = False, sta
                     x, x.stride(0), x.stride(1), V, row0, thr_key, num_ties, cut_idx, rpart_i, n_spans,
                     SPAN=span, N_SPANS_P2=n_spans_p2, CHUNK=min(TIE_CHUNK, span), num_warps=search_warps, **common,
                 )
+            if mask is not None:
+                mask_value, target = mask
+                scatter = bool(opts.get("scatter", True))
+                kernels.mask_kernel[(rows, triton.cdiv(V, MASK_BLOCK))](
+                    x, x.stride(0), x.stride(1), target, target.stride(0), target.stride(1), V, row0, thr_key,
+                    cut_idx, hit, float(mask_value), BLOCK=MASK_BLOCK, SCATTER=scatter, num_warps=8, **common,
+                )
+                if scatter:
+                    kernels.scatter_kernel[(rows,)](
+                        *slot_args, row0, thr_key, cut_idx, hit, target, target.stride(0), target.stride(1),
+                        CHUNK=SLOT_CHUNK, num_warps=4, **slot_const, **common,
+                    )
             if sampling:
                 kernels.sample_slot_kernel[(rows,)](
-                    cand, cidx, part_i, n_spans, row0, thr_key, cut_idx, hit, states, tokens,
-                    SPAN_CAP=span_cap, N_SPANS_P2=n_spans_p2, CHUNK=SAMPLE_SLOT_CHUNK, KEY_POS_INF=kc.key_pos_inf,
-                    num_warps=4, **common,
+                    *slot_args, row0, thr_key, cut_idx, hit, states, tokens, CHUNK=SLOT_CHUNK,
+                    KEY_POS_INF=kc.key_pos_inf, num_warps=4, **slot_const, **common,
                 )
     dtype = TORCH_DTYPE[req.dtype]
     if req.dtype == "float32":
@@ -246,7 +270,7 @@ def run_select(x: torch.Tensor, req: Request, *, resolve_ties: bool = False, sta
     else:
         threshold = thr_bits.to(torch.int16).view(dtype)
     result = SelectResult(threshold=threshold, num_ties=num_ties, count=count, hit=hit.bool())
-    return result, Aux(thr_key, cut_idx, req.dtype, resolve_ties or sampling, hit, tokens)
+    return result, Aux(thr_key, cut_idx, req.dtype, hit, tokens)
 
 
 class Aux(NamedTuple):
@@ -255,30 +279,14 @@ class Aux(NamedTuple):
     thr_key: torch.Tensor
     cut_idx: torch.Tensor
     dtype: str
-    ties_resolved: bool  # cut_idx holds no TIE_PENDING
     hit: torch.Tensor  # int8 [B]
     tokens: torch.Tensor | None  # int64 [B], set for the rows drawn from their slot (hit rows)
 
 
-def run_mask(x: torch.Tensor, aux, mask_value: float, out: torch.Tensor | None):
-    """Masked logits: in place into ``out`` (which is ``x``) or into a new tensor."""
-    assert aux.ties_resolved, "run_select(..., resolve_ties=True) before run_mask"
-    thr_key, cut_idx, dtype = aux.thr_key, aux.cut_idx, aux.dtype
-    kc = KEY_CONSTANTS[dtype]
-    B, V = x.shape
-    target = x if out is not None else torch.empty_like(x, memory_format=torch.contiguous_format)
-    if B > 0:
-        mblock = 4096
-        kernels.mask_kernel[(B, triton.cdiv(V, mblock))](
-            x, x.stride(0), x.stride(1), target, target.stride(0), target.stride(1), V, thr_key, cut_idx,
-            float(mask_value), BLOCK=mblock, DTYPE=DTYPE_CODE[dtype], W=kc.width, num_warps=8,
-        )
-    return target
-
-
-
-TIE_CHUNK = 4096  # entries per step of the prefix sum that finds a cut tie
-SAMPLE_SLOT_CHUNK = 1024  # candidates per step of the draw from a slot
+TIE_CHUNK = 4096  # entries per step of the prefix sum that finds a cut tie in a row
+TIE_TILE = 256  # a cut tie group of at most this many entries is resolved from the slot
+SLOT_CHUNK = 1024  # slot entries per step of the kernels that read a slot (ties, scatter, draw)
+MASK_BLOCK = 4096  # entries per program of the mask
 SAMPLE_PART = 16384  # entries per program of the sample pass
 SAMPLE_BLOCK = 2048  # entries per step (noise only in steps that keep something)
 SAMPLE_SCRATCH_BYTES = 4 << 20  # partials per wave of rows
