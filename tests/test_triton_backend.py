@@ -218,8 +218,9 @@ def test_masked_output_in_and_out_of_place():
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_fill_and_scatter_gives_the_read_paths_bits(dtype, monkeypatch):
-    """Rows that hit are filled and their kept candidates written back from the slot; the bits equal
-    the read path's (``scatter=False``) and the numpy backend's, in place and out of place.
+    """With the option ``scatter``, rows that hit are filled and their kept candidates written back
+    from the slot; the bits equal the read path's (the default) and the numpy backend's, in place
+    and out of place.
 
     Rows: a tie group cut at the boundary (resolved from the slot), one of 300 (more than TIE_TILE:
     resolved from the row), one that keeps +0.0 and -0.0 (read, not scattered), a top-p miss, and
@@ -240,13 +241,13 @@ def test_fill_and_scatter_gives_the_read_paths_bits(dtype, monkeypatch):
     p = torch.tensor([1.0, 1.0, 1.0, 0.95, 0.9], device=DEVICE)
     bits = torch.int32 if dtype == torch.float32 else torch.int16
     want = qrita.top_k_top_p(xt.cpu(), k.cpu(), p.cpu(), backend="numpy", mask_value=-7.0)
-    read = qrita.top_k_top_p(xt, k, p, backend="triton", mask_value=-7.0, options={"scatter": False})
+    read = qrita.top_k_top_p(xt, k, p, backend="triton", mask_value=-7.0)
     assert torch.equal(read.cpu().view(bits), want.view(bits))
-    out = torch.full_like(xt, 123.0)  # poisoned: every entry must be written
-    got = qrita.top_k_top_p(xt, k, p, backend="triton", mask_value=-7.0)
+    scatter = {"scatter": True}
+    got = qrita.top_k_top_p(xt, k, p, backend="triton", mask_value=-7.0, options=scatter)
     assert torch.equal(got.cpu().view(bits), want.view(bits))
-    out.copy_(xt)
-    res = qrita.top_k_top_p(out, k, p, backend="triton", mask_value=-7.0, inplace=True)
+    out = xt.clone()
+    res = qrita.top_k_top_p(out, k, p, backend="triton", mask_value=-7.0, inplace=True, options=scatter)
     assert res is out and torch.equal(out.cpu().view(bits), want.view(bits))
     sel = qrita.select(xt, k, p, backend="triton")
     assert sel.hit.cpu().tolist()[:3] == [True, True, True]  # the scatter path ran (rows 0, 1; row 2 reads)

@@ -105,9 +105,9 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
     candidate's token index, kept beside its key in the wave's slot:
 
     - ``mask = (mask_value, target)``: write the masked logits into ``target``
-      (``x`` itself in place).  A row that hit is filled with ``mask_value`` and its
-      kept candidates are written back from the slot: one write of the row and no
-      read.  Other rows are read and masked.
+      (``x`` itself in place).  With the option ``scatter``, a row that hit is
+      filled with ``mask_value`` and its kept candidates are written back from the
+      slot (one write of the row, no read); otherwise every row is read and masked.
     - ``states`` (int64 ``[B]`` stream states of ``qrita.core.rng``): draw each row
       that hit from its slot; ``run_sample`` draws the other rows from the row.
     """
@@ -135,7 +135,10 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
     state_i = torch.empty((B, kernels.ST_I.value), dtype=torch.int64, device=dev)
     state_f = torch.empty((B, 4), dtype=torch.float32, device=dev)
     sampling = states is not None
-    with_idx = sampling or mask is not None
+    # fill-and-scatter masking (option "scatter"): measured slower than reading the row
+    # (H200, e6f7768: top-k 50 fp32 B=1024 728 -> 960 us), so off by default
+    scatter = mask is not None and bool(opts.get("scatter", False))
+    with_idx = sampling or scatter
     tokens = torch.empty(B, dtype=torch.int64, device=dev) if sampling else None
     if B > 0:
         k_mode, k_t, k_s = _per_row(req.k, B, dev, torch.int64)
@@ -229,16 +232,18 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                     thr_key, thr_bits, num_ties, count, hit, cut_idx,
                     NPM=npm, MASS_ONLY=mass_lanes, num_warps=search_warps, **search_const, **common,
                 )
+            slot_args = (cand, cidx, part_i, n_spans)
+            slot_const = dict(SPAN_CAP=span_cap, N_SPANS_P2=n_spans_p2)
             if with_idx:
-                slot_args = (cand, cidx, part_i, n_spans)
-                slot_const = dict(SPAN_CAP=span_cap, N_SPANS_P2=n_spans_p2)
                 # rows whose tie group is cut: the index of the last kept tie, from the slot
-                # for rows that hit, else from the row (the span counts go into the round
-                # scratch, spent by now)
+                # for rows that hit
                 kernels.slot_ties_kernel[(rows,)](
                     *slot_args, ctr, row0, thr_key, num_ties, cut_idx, hit, CHUNK=SLOT_CHUNK, TILE=TIE_TILE,
                     IDX_BITS=24, num_warps=4, **slot_const,
                 )
+            if mask is not None or sampling:
+                # ... and from the row for the others (the span counts go into the round
+                # scratch, spent by now)
                 kernels.tie_count_kernel[(rows, n_spans)](
                     x, x.stride(0), x.stride(1), V, row0, thr_key, cut_idx, rpart_i, n_spans,
                     SPAN=span, BLOCK=block, num_warps=span_warps, **common,
@@ -249,7 +254,6 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                 )
             if mask is not None:
                 mask_value, target = mask
-                scatter = bool(opts.get("scatter", True))
                 kernels.mask_kernel[(rows, triton.cdiv(V, MASK_BLOCK))](
                     x, x.stride(0), x.stride(1), target, target.stride(0), target.stride(1), V, row0, thr_key,
                     cut_idx, hit, float(mask_value), BLOCK=MASK_BLOCK, SCATTER=scatter, num_warps=8, **common,
