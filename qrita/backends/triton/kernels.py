@@ -1,25 +1,28 @@
-"""Triton kernels of the Qrita method.
+"""Triton kernels of the Qrita method (the pipeline is described in ``docs/triton.md``).
 
-Three launches per wave of rows (see ``docs/triton.md``):
+Per wave of rows:
 
-``span_kernel``    grid (rows, spans). A row is cut into fixed spans of SPAN
-                   entries. Each program reads one span once: row max, online
-                   softmax denominator, keepable/+inf counts, smallest and
-                   largest key with their multiplicities, and the candidates
-                   ``x > t`` gathered, in index order, into the span's slot of
-                   the candidate buffer.
-``finish_kernel``  grid (rows,). Combines the span partials in span order (so
-                   one span per program or many gives the same bits), decides
-                   hit or miss, runs the pivot search of ``qrita.core.search``
-                   over the candidates (the whole row on a miss), applies the
-                   tie rules and writes (threshold, num_ties, count, hit) and
-                   the index of the last kept tie.
-``mask_kernel``    grid (rows, blocks). Writes mask_value wherever an entry is
-                   not kept, into ``out`` (``x`` itself in place).
-``sample_kernel``, ``sample_pick_kernel``  (``qrita.sample``) grid (rows, parts)
-                   then (rows,). The Gumbel-max race of ``qrita.core.rng`` over
-                   the kept entries: one read of the row, noise only in blocks
-                   that keep something, parts combined in index order.
+``cut_kernel``     grid (rows,), above 16 rows: the sigma-truncation cut of each
+                   row (below, every span program computes it itself).
+``span_kernel``    grid (rows, spans). Each program reads one span once: row max,
+                   online softmax denominator, keepable/+inf counts, largest (and
+                   smallest) key with multiplicities, and the candidates ``x > t``
+                   appended to the row's compact slot (token indices beside them
+                   when the caller samples).
+``finish_kernel``  grid (rows,). Combines the span partials in span order, decides
+                   hit or miss, and on a hit runs the pivot search of
+                   ``qrita.core.search`` over the candidates and the tie rules.
+``round_kernel``, ``update_kernel``  the parallel miss rounds of rows that missed.
+``slot_ties_kernel``, ``tie_count_kernel``, ``tie_pick_kernel``  (masking and
+                   sampling) the index of the last kept entry of a cut tie group.
+``mask_kernel``    grid (rows, blocks): mask_value wherever an entry is not kept,
+                   into ``out`` (``x`` itself in place); ``scatter_kernel`` with
+                   the ``scatter`` option.
+``sample_slot_kernel``  (``qrita.sample``) the Gumbel-max race over the slot of a
+                   row that hit.
+
+After the waves, ``sample_kernel`` and ``sample_pick_kernel`` draw the rows that
+did not hit, in one pass over each such row.
 
 The state-machine steps are the portable functions of ``qrita.core.search``
 compiled by ``triton.jit``; key constants and LUTs come from ``qrita.core``.
