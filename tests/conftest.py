@@ -84,6 +84,9 @@ def _explicit_params(metafunc) -> set[str]:
 
 def pytest_collection_modifyitems(config, items):
     _thin_simulated(config, items)
+    for item in items:
+        if getattr(item, "originalname", None) == "test_every_variant_compiles":
+            item.module.start()  # minutes of compiling, beside the other tests (test_triton_compile.py)
     if backends.cuda_available():
         return
     skip_gpu = pytest.mark.skip(reason="needs a CUDA device (run with -m gpu on the device machine)")

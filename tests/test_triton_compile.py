@@ -1,30 +1,44 @@
 """Every Triton kernel variant compiles for sm_90, sm_80 and AMD's MI300 (gfx942), without a
-GPU, in processes of their own (the AMD backend ships in the triton wheel).
-``QRITA_COMPILE_TARGETS`` picks other targets, e.g. ``cuda:90`` alone."""
+GPU, in a process of its own (the AMD backend ships in the triton wheel).
+``QRITA_COMPILE_TARGETS`` picks other targets, e.g. ``cuda:90`` alone.
+
+The compiles take minutes of one core.  The process starts as soon as this test is
+collected (``tests/conftest.py`` calls :func:`start`), so it runs beside the
+single-threaded simulated tests, and the test itself only waits for it."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
 pytest.importorskip("triton")
 
 TARGETS = os.environ.get("QRITA_COMPILE_TARGETS", "cuda:90,cuda:80,hip:gfx942").split(",")
+SKIP = os.environ.get("QRITA_SKIP_COMPILE") == "1"
+_RUN: dict = {}
 
 
-@pytest.mark.skipif(os.environ.get("QRITA_SKIP_COMPILE") == "1", reason="QRITA_SKIP_COMPILE=1")
-def test_every_variant_compiles():
-    targets = TARGETS
+def start() -> None:
+    """Start the compile process (once): every target in turn, in one process."""
+    if SKIP or "proc" in _RUN:
+        return
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    procs = [
-        subprocess.Popen([sys.executable, "-m", "qrita.backends.triton.compile_check", t], env=env,
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        for t in targets
-    ]
-    outputs = [p.communicate(timeout=1500)[0] for p in procs]
-    report = "\n".join(outputs)
-    assert all(p.returncode == 0 for p in procs), report
-    assert report.count("ok ") >= 12 * len(targets), report
+    log = tempfile.TemporaryFile(mode="w+")
+    _RUN["log"] = log
+    _RUN["proc"] = subprocess.Popen([sys.executable, "-m", "qrita.backends.triton.compile_check", *TARGETS],
+                                    env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
+
+
+@pytest.mark.skipif(SKIP, reason="QRITA_SKIP_COMPILE=1")
+def test_every_variant_compiles():
+    start()
+    proc, log = _RUN["proc"], _RUN["log"]
+    proc.wait(timeout=1800)
+    log.seek(0)
+    report = log.read()
+    assert proc.returncode == 0, report
+    assert report.count("ok ") >= 12 * len(TARGETS), report
