@@ -278,7 +278,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
 
 
 class Aux(NamedTuple):
-    """What masking and sampling take from ``run_select``."""
+    """What ``run_sample`` takes from ``run_select`` (masking is done inside ``run_select``)."""
 
     thr_key: torch.Tensor
     cut_idx: torch.Tensor
