@@ -27,8 +27,9 @@ This generic path works for every backend with array operations of the
 caller's library: it masks the full ``[B, V]`` rows (in blocks of rows, so the
 float64 scratch stays bounded) and never synchronises with the GPU when the
 seeds or the generator live on the logits' device.  A backend may draw in its
-own kernels instead (``Backend.sample``; the Triton backend does, in one pass
-over each row after its selection); it must draw the same tokens.
+own kernels instead (``Backend.sample``; the Triton backend does, from the
+candidates of the rows that hit and in one pass over the others); it must draw
+the same tokens.
 
 Interop.  numpy, torch (CPU/CUDA) and cupy arrays come back in their own
 library and device.  Any other DLPack producer (JAX, TensorFlow, ...) is
@@ -89,7 +90,7 @@ def sample(logits, k=None, p=None, *, seeds=None, generator=None, backend: str =
         chosen = resolve(backend, req)
         if states is None:
             states = _stream_states(None, generator, B, lib, device, rows)
-        # a GPU backend draws in its own pass over the row, without the [B, V] noise of _draw
+        # a GPU backend draws in its own kernels, without the [B, V] noise of _draw
         tokens = chosen.sample(req, states)
         if tokens is not None:
             return tokens.reshape(()) if squeeze else tokens

@@ -1313,6 +1313,17 @@ def kept_of(key, offs, thr, cut_idx):
     return keep & (key != 0)  # NaN (key 0) is never kept
 
 
+@triton.jit
+def slot_entries(cand_ptr, idx_ptr, base, c0, n, thr, cut_idx, CHUNK: tl.constexpr):
+    """Slot entries ``[c0, c0 + CHUNK)`` of a row (``n`` in all, from ``base``): keys, token
+    indices (int64) and whether each is kept."""
+    j = c0 + tl.arange(0, CHUNK)
+    ok = j < n
+    key = tl.load(cand_ptr + base + j, mask=ok, other=0).to(tl.uint32, bitcast=True).to(tl.int64)
+    offs = tl.load(idx_ptr + base + j, mask=ok, other=0).to(tl.int64)
+    return key, offs, kept_of(key, offs, thr, cut_idx) & ok
+
+
 @triton.jit(do_not_specialize=["V", "row0"])
 def mask_kernel(x_ptr, stride_xb, stride_xv, out_ptr, stride_ob, stride_ov, V, row0, thr_key_ptr, cut_idx_ptr,
                 hit_ptr, mask_value, BLOCK: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr,
@@ -1358,11 +1369,7 @@ def scatter_kernel(cand_ptr, idx_ptr, part_i_ptr, n_spans, row0, thr_key_ptr, cu
         base = slot.to(tl.int64) * (n_spans * SPAN_CAP)
         cut_idx = tl.load(cut_idx_ptr + row)
         for c0 in range(0, n, CHUNK):
-            j = c0 + tl.arange(0, CHUNK)
-            ok = j < n
-            key = tl.load(cand_ptr + base + j, mask=ok, other=0).to(tl.uint32, bitcast=True).to(tl.int64)
-            offs = tl.load(idx_ptr + base + j, mask=ok, other=0).to(tl.int64)
-            keep = kept_of(key, offs, thr, cut_idx) & ok
+            key, offs, keep = slot_entries(cand_ptr, idx_ptr, base, c0, n, thr, cut_idx, CHUNK)
             value = value_of_key(key, DTYPE, W).to(out_ptr.dtype.element_ty)
             tl.store(out_ptr + row * stride_ob + offs * stride_ov, value, mask=keep)
 
@@ -1547,11 +1554,7 @@ def sample_slot_kernel(cand_ptr, idx_ptr, part_i_ptr, n_spans, row0, thr_key_ptr
         inf_v = tl.full((), neg_inf, tl.float64)
         inf_i = big
         for c0 in range(0, n, CHUNK):
-            j = c0 + tl.arange(0, CHUNK)
-            ok = j < n
-            key = tl.load(cand_ptr + base + j, mask=ok, other=0).to(tl.uint32, bitcast=True).to(tl.int64)
-            offs = tl.load(idx_ptr + base + j, mask=ok, other=0).to(tl.int64)
-            keep = kept_of(key, offs, thr, cut_idx) & ok
+            key, offs, keep = slot_entries(cand_ptr, idx_ptr, base, c0, n, thr, cut_idx, CHUNK)
             g = gumbel_of(state, offs)
             v = tl.where(keep, value_of_key(key, DTYPE, W).to(tl.float64) + g, neg_inf)
             m = tl.max(v, axis=0)
