@@ -35,6 +35,13 @@ CASES = [("zipf", torch.float32, 1024, 50, None, SPAN_CONFIGS),
          ("gauss", torch.bfloat16, 1024, None, 0.9, [{}, dict(mass_lanes=True)]),
          ("llm", torch.bfloat16, 1024, None, 0.9, [{}, dict(mass_lanes=True)]),
          ("zipf", torch.bfloat16, 1024, None, 0.9, [{}, dict(mass_lanes=True)])]
+# --set layout: the span pass's load layout (default "strided") against the vector layout
+LAYOUT = [{}, dict(span_layout="vector")]
+LAYOUT_CASES = [("zipf", torch.float32, 1024, 50, None, LAYOUT), ("gauss", torch.float32, 1024, 50, None, LAYOUT),
+                ("llm", torch.float32, 1024, None, 0.9, LAYOUT), ("zipf", torch.float32, 1024, 100, 0.9, LAYOUT),
+                ("gauss", torch.bfloat16, 1024, 50, None, LAYOUT), ("zipf", torch.bfloat16, 1024, None, 0.9, LAYOUT),
+                ("llm", torch.float32, 64, 50, None, LAYOUT), ("zipf", torch.float32, 1, 50, None, LAYOUT)]
+SETS = {"geometry": CASES, "layout": LAYOUT_CASES}
 
 
 def main() -> None:
@@ -42,10 +49,11 @@ def main() -> None:
     ap.add_argument("--out", default="sweep.json")
     ap.add_argument("--budget-s", type=float, default=200)
     ap.add_argument("--match", default="", help="only cases whose 'dist dtype B=..' name contains this")
+    ap.add_argument("--set", default="geometry", choices=sorted(SETS), help="which list of cases")
     args = ap.parse_args()
     rows = []
     t0 = time.time()
-    for dist, dtype, B, k, p, configs in CASES:
+    for dist, dtype, B, k, p, configs in SETS[args.set]:
         if args.match not in f"{dist} {str(dtype)[6:]} B={B} k={k} p={p}":
             continue
         x = make_logits(dist, B, 131072, dtype)

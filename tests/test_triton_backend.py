@@ -165,7 +165,8 @@ def test_schedule_options_give_the_same_bits(truncation):
     x = torch.cat([x, torch.sort(x[:1], dim=1).values])  # clustered: the top keys fill one span
     base = dict(truncation=truncation, span=256, span_cap=64, span_block=64, round_block=32)
     # two combined variants keep the interpreter time down; each option differs from base in one of them
-    variants = (dict(span_prefetch=True, round_unroll=8, cut_pass=True), dict(span_block=32, round_unroll=1))
+    variants = (dict(span_prefetch=True, round_unroll=8, cut_pass=True),
+                dict(span_block=32, round_unroll=1, span_layout="vector"))
     # top-k alone is the hit path's case, top-p alone the miss rounds'; k+p on a GPU (interpreter time)
     requests = [(25, None) if truncation else (None, 0.8)] + ([] if INTERPRETED else [(40, 0.6)])
     for k, p in requests:
@@ -180,7 +181,7 @@ def test_schedule_options_give_the_same_bits(truncation):
 @pytest.mark.parametrize(
     ("name", "value"),
     [("span", 300), ("span_cap", 0), ("span_block", 96), ("span_warps", 3), ("num_pivots", 0), ("miss_rounds", -1),
-     ("reg_cap", True), ("round_warps", 2.0), ("round_unroll", 3)],
+     ("reg_cap", True), ("round_warps", 2.0), ("round_unroll", 3), ("span_layout", "wide")],
 )
 def test_bad_options_name_the_option(name, value):
     x = _logits(6, 2, 300, torch.float32)

@@ -52,25 +52,28 @@ def variants(dtype: str, V: int = 131072):
     cut_const = dict(DTYPE=code, W=kc.width, SAMPLE=SAMPLE_SIZE, LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE,
                      TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size)
     yield f"cut_kernel[{dtype}]", _source(kernels.cut_kernel, cut_args, cut_const), 4
-    # (has_p, prefetch, cut computed by cut_kernel, smallest key tracked, span, indices kept for sampling);
-    # prefetch is a sweep option; wide spans: a small scalar top-k alone over many rows (launch.span_of)
-    for has_p, prefetch, cut_in, need_min, span, with_idx in (
-            (False, False, True, False, launch.MAX_SPAN, False),
-            (True, False, True, False, launch.MAX_SPAN, False),
-            (True, False, False, True, launch.MAX_SPAN, False),
-            (False, False, False, True, launch.MAX_SPAN, False),
-            (True, True, True, False, launch.MAX_SPAN, False),
-            (False, False, True, False, launch.WIDE_SPAN, False),
-            (True, False, True, False, launch.MAX_SPAN, True),
-            (False, False, True, False, launch.WIDE_SPAN, True)):
+    # (has_p, prefetch, cut computed by cut_kernel, smallest key tracked, span, indices kept for sampling,
+    # strided load layout); prefetch and the vector layout are sweep options; wide spans: a small scalar
+    # top-k alone over many rows (launch.span_of)
+    for has_p, prefetch, cut_in, need_min, span, with_idx, strided in (
+            (False, False, True, False, launch.MAX_SPAN, False, True),
+            (True, False, True, False, launch.MAX_SPAN, False, True),
+            (True, False, False, True, launch.MAX_SPAN, False, True),
+            (False, False, False, True, launch.MAX_SPAN, False, True),
+            (True, True, True, False, launch.MAX_SPAN, False, True),
+            (False, False, True, False, launch.WIDE_SPAN, False, True),
+            (True, False, True, False, launch.MAX_SPAN, True, True),
+            (False, False, True, False, launch.WIDE_SPAN, True, True),
+            (False, False, True, False, launch.MAX_SPAN, False, False)):
         span_const = dict(SPAN=span, SPAN_CAP=launch.SPAN_CAP, BLOCK=launch.BLOCK, DTYPE=code,
                           W=kc.width, KEY_NEG_INF=kc.key_neg_inf, KEY_POS_INF=kc.key_pos_inf, SAMPLE=SAMPLE_SIZE,
                           LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE, TOPK_LUT_N=TOPK_DELTA.size,
                           TOPP_LUT_N=TOPP_DELTA.size, HAS_P=has_p, PREFETCH=prefetch, CUT_IN=cut_in,
-                          NEED_MIN=need_min, WITH_IDX=with_idx)
+                          NEED_MIN=need_min, WITH_IDX=with_idx, STRIDED=strided)
         name = f"span_kernel[{dtype}, has_p={has_p}, cut_in={cut_in}, need_min={need_min}"
         name += ", prefetch" if prefetch else ""
         name += ", with_idx" if with_idx else ""
+        name += "" if strided else ", vector"
         name += ", wide]" if span == launch.WIDE_SPAN else "]"
         yield name, _source(kernels.span_kernel, span_args, span_const), 8
     outputs = dict(thr_key_ptr="*i64", thr_bits_ptr="*i32", num_ties_ptr="*i32", count_ptr="*i32", hit_ptr="*i8",

@@ -206,13 +206,18 @@ def first_block(x_row, stride_xv, V, start, SPAN: tl.constexpr, BLOCK: tl.conste
 
 @triton.jit
 def span_block(x_row, stride_xv, V, start, i, nxt, SPAN: tl.constexpr, BLOCK: tl.constexpr, DTYPE: tl.constexpr,
-               W: tl.constexpr, PREFETCH: tl.constexpr):
+               W: tl.constexpr, PREFETCH: tl.constexpr, STRIDED: tl.constexpr = False):
     """Block ``i`` of a span: (raw values, keys (0 out of bounds), what to carry to the next block).
 
     With ``PREFETCH`` the block was loaded one iteration earlier and the next one is
-    issued now (software pipelining); otherwise it is loaded here.
+    issued now (software pipelining); otherwise it is loaded here.  ``STRIDED``: see
+    the span kernel's option ``span_layout``.
     """
     offs = start + i + tl.arange(0, BLOCK).to(tl.int64)
+    if STRIDED:
+        # one entry per thread per load, threads adjacent: the layout of the slot
+        # atomics and stores, so the loop needs no shared-memory layout conversion
+        offs = tl.max_contiguous(offs, 1)
     inb = offs < V
     if PREFETCH:
         raw = nxt
@@ -279,7 +284,7 @@ def span_kernel(
     DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr, KEY_POS_INF: tl.constexpr,
     SAMPLE: tl.constexpr, LUT_STEPS: tl.constexpr, TOPK_LUT_N: tl.constexpr, TOPP_LUT_N: tl.constexpr,
     HAS_P: tl.constexpr, PREFETCH: tl.constexpr = False, CUT_IN: tl.constexpr = False,
-    NEED_MIN: tl.constexpr = True, WITH_IDX: tl.constexpr = False,
+    NEED_MIN: tl.constexpr = True, WITH_IDX: tl.constexpr = False, STRIDED: tl.constexpr = False,
 ):
     """Partials of one span of one row; candidates go to the row's slot ``cand[slot, :n_spans * SPAN_CAP]``.
 
@@ -294,6 +299,8 @@ def span_kernel(
     ``KEY_NEG_INF + 1``, a valid exclusive lower bound for the miss path).  The
     +inf count is kept only with ``HAS_P`` (it only changes top-p weights).
     ``WITH_IDX``: each candidate's token index goes to ``idx[slot]`` beside its key.
+    ``STRIDED``: a thread's entries of a block lie one thread count apart (the
+    option ``span_layout`` of ``launch.py``).
     """
     slot = tl.program_id(0)
     span = tl.program_id(1)
@@ -325,7 +332,7 @@ def span_kernel(
     start = tl.cast(span, tl.int64) * SPAN
     nxt = first_block(x_row, stride_xv, V, start, SPAN, BLOCK, PREFETCH)
     for i in range(0, SPAN, BLOCK):
-        raw, key, nxt = span_block(x_row, stride_xv, V, start, i, nxt, SPAN, BLOCK, DTYPE, W, PREFETCH)
+        raw, key, nxt = span_block(x_row, stride_xv, V, start, i, nxt, SPAN, BLOCK, DTYPE, W, PREFETCH, STRIDED)
         keep = key > KEY_NEG_INF
         pinf = key == KEY_POS_INF
         cand = keep & (key > cut32)  # cut == 0 (no usable cut): every keepable entry

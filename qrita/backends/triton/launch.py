@@ -125,6 +125,15 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
     # top-p miss rounds accumulate lane masses, not lane counts.  H200 sweeps, top-p 0.9, B=1024: fp32 Zipf
     # 4950 -> 3354 us (e0a14ca); bf16 Gaussian / LLM-like / Zipf 4539 / 2489 / 4960 -> 3337 / 2044 / 3562 us (8e158f5)
     mass_lanes = bool(opts.get("mass_lanes", True))
+    # span-pass load layout: "strided" (one entry per thread per load, adjacent threads) is the
+    # layout of the slot atomics and stores, so the loop has no shared-memory layout conversion;
+    # "vector" (4 adjacent entries per thread) made Triton 3.6 convert keys and masks through
+    # shared memory with 3 barriers an iteration (sm_90 SASS of the top-k fp32 loop: 243 -> 220
+    # instructions, bf16 295 -> 244, top-p fp32 339 -> 312)
+    span_layout = opts.get("span_layout", "strided")
+    if span_layout not in ("strided", "vector"):
+        raise QritaValueError(
+            f"options['span_layout'] must be 'strided' or 'vector' (or left out for the default), got {span_layout!r}")
 
     thr_key = torch.empty(B, dtype=torch.int64, device=dev)
     thr_bits = torch.empty(B, dtype=torch.int32, device=dev)
@@ -208,7 +217,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                 SAMPLE=SAMPLE_SIZE, LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE,
                 TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size, HAS_P=p_mode != 0,
                 PREFETCH=bool(opts.get("span_prefetch", False)), CUT_IN=cut_in, NEED_MIN=not all_search,
-                WITH_IDX=with_idx, num_warps=span_warps, **common,
+                WITH_IDX=with_idx, STRIDED=span_layout == "strided", num_warps=span_warps, **common,
             )
             kernels.finish_kernel[(rows,)](
                 x, x.stride(0), x.stride(1), V, row0,
