@@ -166,7 +166,7 @@ def test_schedule_options_give_the_same_bits(truncation):
     base = dict(truncation=truncation, span=256, span_cap=64, span_block=64, round_block=32)
     # two combined variants keep the interpreter time down; each option differs from base in one of them
     variants = (dict(span_prefetch=True, round_unroll=8, cut_pass=True),
-                dict(span_block=32, round_unroll=1, span_layout="vector"))
+                dict(span_block=32, round_unroll=1, span_layout="strided"))
     # top-k alone is the hit path's case, top-p alone the miss rounds'; k+p on a GPU (interpreter time)
     requests = [(25, None) if truncation else (None, 0.8)] + ([] if INTERPRETED else [(40, 0.6)])
     for k, p in requests:

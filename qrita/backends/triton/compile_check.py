@@ -53,13 +53,13 @@ def variants(dtype: str, V: int = 131072):
                      TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size)
     yield f"cut_kernel[{dtype}]", _source(kernels.cut_kernel, cut_args, cut_const), 4
     # (has_p, prefetch, cut computed by cut_kernel, smallest key tracked, span, indices kept for sampling,
-    # strided load layout); prefetch and the vector layout are sweep options; wide spans: a small scalar
-    # top-k alone over many rows (launch.span_of)
+    # strided load layout: above CUT_PASS_MIN_ROWS rows, where the cut has its own launch); prefetch is a
+    # sweep option; wide spans: a small scalar top-k alone over many rows (launch.span_of)
     for has_p, prefetch, cut_in, need_min, span, with_idx, strided in (
             (False, False, True, False, launch.MAX_SPAN, False, True),
             (True, False, True, False, launch.MAX_SPAN, False, True),
-            (True, False, False, True, launch.MAX_SPAN, False, True),
-            (False, False, False, True, launch.MAX_SPAN, False, True),
+            (True, False, False, True, launch.MAX_SPAN, False, False),
+            (False, False, False, True, launch.MAX_SPAN, False, False),
             (True, True, True, False, launch.MAX_SPAN, False, True),
             (False, False, True, False, launch.WIDE_SPAN, False, True),
             (True, False, True, False, launch.MAX_SPAN, True, True),

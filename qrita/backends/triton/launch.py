@@ -125,12 +125,18 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
     # top-p miss rounds accumulate lane masses, not lane counts.  H200 sweeps, top-p 0.9, B=1024: fp32 Zipf
     # 4950 -> 3354 us (e0a14ca); bf16 Gaussian / LLM-like / Zipf 4539 / 2489 / 4960 -> 3337 / 2044 / 3562 us (8e158f5)
     mass_lanes = bool(opts.get("mass_lanes", True))
-    # span-pass load layout: "strided" (one entry per thread per load, adjacent threads) is the
-    # layout of the slot atomics and stores, so the loop has no shared-memory layout conversion;
-    # "vector" (4 adjacent entries per thread) made Triton 3.6 convert keys and masks through
-    # shared memory with 3 barriers an iteration (sm_90 SASS of the top-k fp32 loop: 243 -> 220
-    # instructions, bf16 295 -> 244, top-p fp32 339 -> 312)
-    span_layout = opts.get("span_layout", "strided")
+    # span-pass load layout (the bits do not depend on it): "strided" (one entry per thread per
+    # load, adjacent threads) is the layout of the slot atomics and stores, so the loop has no
+    # shared-memory layout conversion; with "vector" (4 adjacent entries per thread) Triton 3.6
+    # converts keys and masks through shared memory, 3 barriers an iteration (sm_90 SASS, top-k
+    # fp32 loop: 243 -> 220 instructions, bf16 295 -> 244).  H200 (c41af12, select, B=1024): Gaussian
+    # top-k 50 fp32 437 -> 373 us, bf16 540 -> 400 us, LLM-like top-p 1867 -> 1788 us, bf16 Zipf
+    # top-p 3554 -> 3380 us; slower on Zipf top-k 734 -> 789 us and at B=1 (45 -> 54 us), where the
+    # span programs also compute the cut and keep conversions either way.  So: strided above
+    # CUT_PASS_MIN_ROWS rows (the separate cut launch), vector below.
+    span_layout = opts.get("span_layout")
+    if span_layout is None:
+        span_layout = "strided" if B > CUT_PASS_MIN_ROWS else "vector"
     if span_layout not in ("strided", "vector"):
         raise QritaValueError(
             f"options['span_layout'] must be 'strided' or 'vector' (or left out for the default), got {span_layout!r}")
