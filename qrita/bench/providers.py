@@ -344,30 +344,37 @@ class TorchTopk(Provider):
 # --- FlashInfer ------------------------------------------------------------------------------
 
 _FLASHINFER_WARMUP = r"""
-import time, torch
+import sys, time, torch
 t0 = time.time()
 import flashinfer.sampling as s
 sample = s.top_k_top_p_sampling_from_logits
-for dt in (torch.float32, torch.bfloat16, torch.float16):
+# argv: the FlashInfer providers and the dtypes of the run (each JIT module takes minutes to build)
+names = set(sys.argv[1].split(",")) if len(sys.argv) > 1 else {"flashinfer", "flashinfer-topp-renorm", "flashinfer-sample"}
+dtypes = sys.argv[2].split(",") if len(sys.argv) > 2 else ["float32", "bfloat16", "float16"]
+for dt in [getattr(torch, d) for d in dtypes]:
     x = torch.randn(4, 32000, device="cuda").to(dt)
     probs = torch.softmax(x.float(), dim=-1)
     k = torch.full((4,), 50, device="cuda", dtype=torch.int32)
     p = torch.full((4,), 0.9, device="cuda", dtype=torch.float32)
-    for name, call in (
-        ("top_k_mask_logits", lambda: s.top_k_mask_logits(x, 50)),
-        ("top_k_mask_logits[k]", lambda: s.top_k_mask_logits(x, k)),
-        ("top_p_renorm_probs", lambda: s.top_p_renorm_probs(probs, 0.9)),
-        ("top_p_renorm_probs[p]", lambda: s.top_p_renorm_probs(probs, p)),
+    calls = []
+    if "flashinfer" in names:
+        calls += [("top_k_mask_logits", lambda: s.top_k_mask_logits(x, 50)),
+                  ("top_k_mask_logits[k]", lambda: s.top_k_mask_logits(x, k))]
+    if names & {"flashinfer", "flashinfer-topp-renorm"}:
+        calls += [("top_p_renorm_probs", lambda: s.top_p_renorm_probs(probs, 0.9)),
+                  ("top_p_renorm_probs[p]", lambda: s.top_p_renorm_probs(probs, p))]
+    if "flashinfer-sample" in names:
         # deterministic=True, as FlashInferSample calls it (H200: with only the default call warmed,
         # the first timed sampler row still took ~290 s)
-        ("top_k_top_p_sampling_from_logits", lambda: sample(x, 50, 0.9, deterministic=True)),
-        ("top_k_top_p_sampling_from_logits[kp]", lambda: sample(x, k, p, deterministic=True)),
-    ):
+        calls += [("top_k_top_p_sampling_from_logits", lambda: sample(x, 50, 0.9, deterministic=True)),
+                  ("top_k_top_p_sampling_from_logits[kp]", lambda: sample(x, k, p, deterministic=True))]
+    for name, call in calls:
         try:
             call()
             torch.cuda.synchronize()
         except Exception as exc:
             print(f"warm-up {name} {dt}: {type(exc).__name__}: {exc}", flush=True)
+        print(f"{name} {dt}: {time.time() - t0:.1f}s", flush=True)
 print(f"flashinfer warm-up done in {time.time() - t0:.1f}s", flush=True)
 """
 
@@ -387,15 +394,19 @@ class FlashInferWarmup:
         self.seconds = None
         self.returncode = None
 
-    def start(self):
+    def start(self, names=(), dtypes=()):
+        """Build in a child process the modules of the FlashInfer providers ``names`` for ``dtypes``
+        (all of them when empty)."""
         if self.proc is not None:
             return
+        argv = [",".join(sorted(names)), ",".join(sorted(dtypes))] if names and dtypes else []
         fd, self.log_path = tempfile.mkstemp(prefix="qrita-bench-flashinfer-", suffix=".log")
         os.close(fd)
         self.started = time.perf_counter()
         with open(self.log_path, "w") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-c", _FLASHINFER_WARMUP], stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ)
+                [sys.executable, "-c", _FLASHINFER_WARMUP, *argv],
+                stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ),
             )
 
     def done(self) -> bool:

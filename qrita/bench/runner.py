@@ -314,9 +314,11 @@ class Runner:
 
         providers, unavailable = choose(self.cfg.providers, self.device)
         flashinfer = (FlashInferMask, FlashInferRenorm, FlashInferSample)
-        if self.device == "cuda" and any(isinstance(p, flashinfer) for p in providers):
-            FLASHINFER_WARMUP.start()  # JIT build in a child process, while we measure the rest
         plan = self.plan(providers)
+        fi_runs = {(p.name, case.dtype) for case, provs in plan for p in provs if isinstance(p, flashinfer)}
+        if self.device == "cuda" and fi_runs:
+            # JIT build in a child process, while we measure the rest; only the modules this run uses
+            FLASHINFER_WARMUP.start({n for n, _ in fi_runs}, {d for _, d in fi_runs})
         meta = {
             "command": self.cfg.command,
             "preset": self.cfg.preset,
