@@ -178,6 +178,52 @@ def test_schedule_options_give_the_same_bits(truncation):
                 assert torch.equal(a.cpu(), b.cpu()), extra
 
 
+def _mass_concentrated(seed: int, B: int, V: int):
+    """A N(0, 2^2) floor with 8 strong logits per row at +10..+20: the Gaussian top-p cut lands in
+    the floor, where a third of the row lies above it."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((B, V)).astype(np.float32) * 2.0
+    for r in range(B):
+        x[r, rng.choice(V, 8, replace=False)] = 10.0 + 10.0 * rng.random(8)
+    return x
+
+
+@pytest.mark.parametrize("dtype", [torch.float32] + ([] if INTERPRETED else [torch.bfloat16]))
+def test_two_cuts_hit_mass_concentrated_top_p_rows(dtype, monkeypatch):
+    # 16 spans of 16 slots: a 256-key slot for a 4096-entry row
+    V = 4096
+    x = _mass_concentrated(5, 4, V)
+    x[2] = np.random.default_rng(6).standard_normal(V)  # Gaussian: the boundary lies far down, a miss both ways
+    x[3, 1::2] = -np.inf  # half the row is not keepable (the sample sees it)
+    x[3, V - 2] = 18.0
+    xt = torch.from_numpy(x).to(dtype=dtype, device=DEVICE)
+    base = dict(span=256, span_cap=16)
+    requests = [(None, 0.9)] + ([] if INTERPRETED else [(None, 0.5), (None, 0.99), (100, 0.9)])
+    for k, p in requests:
+        one = qrita.select(xt, k, p, backend="triton", options=base)
+        opts = dict(base, two_cuts=True)
+        two = qrita.select(xt, k, p, backend="triton", options=opts)
+        _check(xt, k, p, "lowest_index", two)
+        _check(xt, k, p, "all", qrita.select(xt, k, p, backend="triton", ties="all", options=opts))
+        if p == 0.9 and k is None:
+            hit_one, hit_two = one.hit.cpu().numpy(), two.hit.cpu().numpy()
+            assert not hit_one[[0, 1, 3]].any(), "the Gaussian cut overflows the slot on these rows"
+            assert hit_two[[0, 1, 3]].all(), "the second cut holds the strong logits"
+            assert not hit_two[2]
+        elif k is not None:  # a top-k cut: unchanged
+            assert torch.equal(one.hit, two.hit)
+    # masking and sampling read the slot of rows that hit: the same bits and tokens as one cut
+    k, p = None, 0.9
+    masked = qrita.top_k_top_p(xt, k, p, backend="triton", options=base)
+    assert torch.equal(qrita.top_k_top_p(xt, k, p, backend="triton", options=dict(base, two_cuts=True)), masked)
+    seeds = torch.arange(4, device=DEVICE) * 7 + 1
+    monkeypatch.setattr(triton_launch, "SPAN_CAP", 16)
+    monkeypatch.setattr(triton_launch, "MAX_SPAN", 256)
+    tokens = qrita.sample(xt, k, p, seeds=seeds, backend="triton")
+    monkeypatch.setattr(triton_launch, "TWO_CUTS", True)
+    assert torch.equal(qrita.sample(xt, k, p, seeds=seeds, backend="triton"), tokens)
+
+
 @pytest.mark.parametrize(
     ("name", "value"),
     [("span", 300), ("span_cap", 0), ("span_block", 96), ("span_warps", 3), ("num_pivots", 0), ("miss_rounds", -1),

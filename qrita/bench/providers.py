@@ -349,7 +349,8 @@ t0 = time.time()
 import flashinfer.sampling as s
 sample = s.top_k_top_p_sampling_from_logits
 # argv: the FlashInfer providers and the dtypes of the run (each JIT module takes minutes to build)
-names = set(sys.argv[1].split(",")) if len(sys.argv) > 1 else {"flashinfer", "flashinfer-topp-renorm", "flashinfer-sample"}
+ALL = "flashinfer,flashinfer-topp-renorm,flashinfer-sample"
+names = set((sys.argv[1] if len(sys.argv) > 1 else ALL).split(","))
 dtypes = sys.argv[2].split(",") if len(sys.argv) > 2 else ["float32", "bfloat16", "float16"]
 for dt in [getattr(torch, d) for d in dtypes]:
     x = torch.randn(4, 32000, device="cuda").to(dt)

@@ -47,33 +47,39 @@ def variants(dtype: str, V: int = 131072):
            "k_ptr": "*i64", "k_scalar": "i64", "p_ptr": "*fp32", "p_scalar": "fp32"}
     span_args = dict(row, k_mode="i32", p_mode="i32", topk_lut_ptr="*fp32", topp_lut_ptr="*fp32",
                      cand_ptr="*i32", part_i_ptr="*i64", part_f_ptr="*fp32", n_spans="i32", ctr_ptr="*i32",
-                     cut_ptr="*i64", idx_ptr="*i32")
-    cut_args = dict(row, k_mode="i32", p_mode="i32", topk_lut_ptr="*fp32", topp_lut_ptr="*fp32", cut_ptr="*i64")
+                     cut_ptr="*i64", idx_ptr="*i32", part_low_ptr="*i64")
+    cut_args = dict(row, k_mode="i32", p_mode="i32", topk_lut_ptr="*fp32", topp_lut_ptr="*fp32", cut_ptr="*i64",
+                    rowcap="i32")
     cut_const = dict(DTYPE=code, W=kc.width, SAMPLE=SAMPLE_SIZE, LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE,
                      TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size)
-    yield f"cut_kernel[{dtype}]", _source(kernels.cut_kernel, cut_args, cut_const), 4
+    for two_cuts in (False, True):
+        name = f"cut_kernel[{dtype}" + (", two_cuts]" if two_cuts else "]")
+        yield name, _source(kernels.cut_kernel, cut_args, dict(cut_const, TWO_CUTS=two_cuts)), 4
     # (has_p, prefetch, cut computed by cut_kernel, smallest key tracked, span, indices kept for sampling,
-    # strided load layout: above CUT_PASS_MIN_ROWS rows, where the cut has its own launch); prefetch is a
-    # sweep option; wide spans: a small scalar top-k alone over many rows (launch.span_of)
-    for has_p, prefetch, cut_in, need_min, span, with_idx, strided in (
-            (False, False, True, False, launch.MAX_SPAN, False, True),
-            (True, False, True, False, launch.MAX_SPAN, False, True),
-            (True, False, False, True, launch.MAX_SPAN, False, False),
-            (False, False, False, True, launch.MAX_SPAN, False, False),
-            (True, True, True, False, launch.MAX_SPAN, False, True),
-            (False, False, True, False, launch.WIDE_SPAN, False, True),
-            (True, False, True, False, launch.MAX_SPAN, True, True),
-            (False, False, True, False, launch.WIDE_SPAN, True, True),
-            (False, False, True, False, launch.MAX_SPAN, False, False)):
+    # strided load layout: above CUT_PASS_MIN_ROWS rows, where the cut has its own launch, two cuts);
+    # prefetch and two cuts are options; wide spans: a small scalar top-k alone over many rows (launch.span_of)
+    for has_p, prefetch, cut_in, need_min, span, with_idx, strided, two_cuts in (
+            (False, False, True, False, launch.MAX_SPAN, False, True, False),
+            (True, False, True, False, launch.MAX_SPAN, False, True, False),
+            (True, False, False, True, launch.MAX_SPAN, False, False, False),
+            (False, False, False, True, launch.MAX_SPAN, False, False, False),
+            (True, True, True, False, launch.MAX_SPAN, False, True, False),
+            (False, False, True, False, launch.WIDE_SPAN, False, True, False),
+            (True, False, True, False, launch.MAX_SPAN, True, True, False),
+            (False, False, True, False, launch.WIDE_SPAN, True, True, False),
+            (False, False, True, False, launch.MAX_SPAN, False, False, False),
+            (True, False, True, False, launch.MAX_SPAN, False, True, True),
+            (True, False, False, True, launch.MAX_SPAN, True, False, True)):
         span_const = dict(SPAN=span, SPAN_CAP=launch.SPAN_CAP, BLOCK=launch.BLOCK, DTYPE=code,
                           W=kc.width, KEY_NEG_INF=kc.key_neg_inf, KEY_POS_INF=kc.key_pos_inf, SAMPLE=SAMPLE_SIZE,
                           LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE, TOPK_LUT_N=TOPK_DELTA.size,
                           TOPP_LUT_N=TOPP_DELTA.size, HAS_P=has_p, PREFETCH=prefetch, CUT_IN=cut_in,
-                          NEED_MIN=need_min, WITH_IDX=with_idx, STRIDED=strided)
+                          NEED_MIN=need_min, WITH_IDX=with_idx, STRIDED=strided, TWO_CUTS=two_cuts)
         name = f"span_kernel[{dtype}, has_p={has_p}, cut_in={cut_in}, need_min={need_min}"
         name += ", prefetch" if prefetch else ""
         name += ", with_idx" if with_idx else ""
         name += "" if strided else ", vector"
+        name += ", two_cuts" if two_cuts else ""
         name += ", wide]" if span == launch.WIDE_SPAN else "]"
         yield name, _source(kernels.span_kernel, span_args, span_const), 8
     outputs = dict(thr_key_ptr="*i64", thr_bits_ptr="*i32", num_ties_ptr="*i32", count_ptr="*i32", hit_ptr="*i8",
@@ -85,8 +91,10 @@ def variants(dtype: str, V: int = 131072):
                         KEY_NEG_INF=kc.key_neg_inf)
     finish_args = dict(row, k_mode="i32", p_mode_arg="i32", ties_all="i32", truncation="i32", cand_ptr="*i32",
                        part_i_ptr="*i64", part_f_ptr="*fp32", n_spans="i32", ctr_ptr="*i32", state_i_ptr="*i64",
-                       state_f_ptr="*fp32", **outputs)
-    yield f"finish_kernel[{dtype}]", _source(kernels.finish_kernel, finish_args, search_const), search_warps
+                       state_f_ptr="*fp32", **outputs, part_low_ptr="*i64")
+    for two_cuts in (False, True):
+        name = f"finish_kernel[{dtype}" + (", two_cuts]" if two_cuts else "]")
+        yield name, _source(kernels.finish_kernel, finish_args, dict(search_const, TWO_CUTS=two_cuts)), search_warps
     round_args = dict(row, k_mode="i32", p_mode_arg="i32", cand_ptr="*i32", rpart_i_ptr="*i32",
                       rpart_f_ptr="*fp32", n_spans="i32", ctr_ptr="*i32", state_i_ptr="*i64", state_f_ptr="*fp32")
     for mass_only, span in ((False, launch.MAX_SPAN), (True, launch.MAX_SPAN), (False, launch.WIDE_SPAN)):

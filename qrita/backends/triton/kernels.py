@@ -153,10 +153,41 @@ def row_params(row, k_ptr, k_scalar, p_ptr, p_scalar, V, k_mode, p_mode_arg):
 
 
 @triton.jit
+def cut_key_of(t, usable, DTYPE: tl.constexpr, W: tl.constexpr):
+    """Key of a cut value rounded to the data's dtype (any representable value is a valid cut); 0 if not usable."""
+    usable = usable & (t == t) & (tl.abs(t) < float("inf"))
+    if DTYPE == F32:
+        t_raw = t
+    elif DTYPE == F16:
+        t_raw = tl.minimum(tl.maximum(t, -65504.0), 65504.0).to(tl.float16)
+    else:
+        t_raw = ((t.to(tl.uint32, bitcast=True) >> 16).to(tl.uint16)).to(tl.bfloat16, bitcast=True)
+    key = keys_of(t_raw, DTYPE, W)
+    return tl.where(usable, key, 0).to(tl.int64)
+
+
+@triton.jit
+def topk_delta(lut_ptr, n_eff, k, LUT_STEPS: tl.constexpr, TOPK_LUT_N: tl.constexpr):
+    """The top-k LUT's delta for ``k`` of ``n_eff`` entries (float32 scalars)."""
+    ik = tl.floor(tl.log2(n_eff / k) * LUT_STEPS).to(tl.int32)
+    return tl.load(lut_ptr + tl.minimum(tl.maximum(ik, 0), TOPK_LUT_N - 1))
+
+
+@triton.jit
 def row_cut_key(x_row, stride_xv, V, k_active, k, p_mode, p, topk_lut_ptr, topp_lut_ptr,
                 DTYPE: tl.constexpr, W: tl.constexpr, SAMPLE: tl.constexpr, LUT_STEPS: tl.constexpr,
-                TOPK_LUT_N: tl.constexpr, TOPP_LUT_N: tl.constexpr):
-    """Key of the sigma-truncation cut (0 = no usable cut: every keepable entry is a candidate)."""
+                TOPK_LUT_N: tl.constexpr, TOPP_LUT_N: tl.constexpr, rowcap=0, TWO_CUTS: tl.constexpr = False):
+    """Keys of the sigma-truncation cuts (0 = no usable cut: every keepable entry is a candidate):
+    (gathering cut, low cut).
+
+    Without ``TWO_CUTS`` both are the cut ``t``.  With it, a top-p row whose model
+    predicts more than its slot of ``rowcap`` keys above ``t`` (``t`` below the
+    top-k cut for ``rowcap`` entries, and more than ``rowcap`` finite entries
+    expected) gathers above a second cut, the top-k cut for ``rowcap // 4``
+    entries, and keeps ``t`` as its low cut: the span pass then counts and weighs
+    the entries above both.  Mass-concentrated rows (a few strong logits over a
+    wide floor, where ``t`` lands in the floor) then hit.
+    """
     offs = tl.arange(0, SAMPLE)
     inb = offs < V
     raw = tl.load(x_row + offs.to(tl.int64) * stride_xv, mask=inb, other=0.0)
@@ -167,24 +198,25 @@ def row_cut_key(x_row, stride_xv, V, k_active, k, p_mode, p, topk_lut_ptr, topp_
     d = tl.where(finite, xf - mu, 0.0)
     sigma = tl.sqrt(tl.sum(d * d, axis=0) / tl.maximum(n, 1.0))
     kk = tl.minimum(tl.maximum(k, 1), V).to(tl.float32)
-    ik = tl.floor(tl.log2(tl.cast(V, tl.float32) / kk) * LUT_STEPS).to(tl.int32)
-    ik = tl.minimum(tl.maximum(ik, 0), TOPK_LUT_N - 1)
+    delta_k = topk_delta(topk_lut_ptr, tl.cast(V, tl.float32), kk, LUT_STEPS, TOPK_LUT_N)
     ip = tl.ceil(p * (TOPP_LUT_N - 1)).to(tl.int32)
     ip = tl.minimum(tl.maximum(ip, 0), TOPP_LUT_N - 1)
-    delta_k = tl.load(topk_lut_ptr + ik)
     delta_p = tl.load(topp_lut_ptr + ip) + sigma
     delta = tl.where(k_active, delta_k, delta_p)
     t = mu + delta * sigma
-    usable = (n >= 2.0) & (k_active | (p_mode == 2)) & (t == t) & (tl.abs(t) < float("inf"))
-    # round the cut to the data's dtype: any representable value is a valid cut
-    if DTYPE == F32:
-        t_raw = t
-    elif DTYPE == F16:
-        t_raw = tl.minimum(tl.maximum(t, -65504.0), 65504.0).to(tl.float16)
-    else:
-        t_raw = ((t.to(tl.uint32, bitcast=True) >> 16).to(tl.uint16)).to(tl.bfloat16, bitcast=True)
-    key = keys_of(t_raw, DTYPE, W)
-    return tl.where(usable, key, 0).to(tl.int64)
+    usable = (n >= 2.0) & (k_active | (p_mode == 2))
+    key = cut_key_of(t, usable, DTYPE, W)
+    gkey = key
+    if TWO_CUTS:
+        # the finite entries the sample predicts, and the top-k cuts for rowcap and rowcap // 4 of them
+        n_eff = tl.maximum(n * (tl.cast(V, tl.float32) / tl.minimum(tl.cast(V, tl.float32), SAMPLE * 1.0)), 1.0)
+        cap = tl.cast(rowcap, tl.float32)
+        t_cap = mu + topk_delta(topk_lut_ptr, n_eff, cap, LUT_STEPS, TOPK_LUT_N) * sigma
+        t2 = mu + topk_delta(topk_lut_ptr, n_eff, cap * 0.25, LUT_STEPS, TOPK_LUT_N) * sigma
+        switch = (k_active == 0) & (p_mode == 2) & (n_eff > cap) & (t < t_cap) & (t2 > t)
+        key2 = cut_key_of(t2, usable, DTYPE, W)
+        gkey = tl.where(switch & (key2 > key), key2, key)
+    return gkey, key
 
 
 @triton.jit
@@ -261,17 +293,20 @@ def append_keys(slot_ptr, ctr_ptr, key, sel, cap, STOP: tl.constexpr, idx_ptr=No
 def cut_kernel(
     x_ptr, stride_xb, stride_xv, V, row0,
     k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode,
-    topk_lut_ptr, topp_lut_ptr, cut_ptr,
+    topk_lut_ptr, topp_lut_ptr, cut_ptr, rowcap,
     DTYPE: tl.constexpr, W: tl.constexpr,
     SAMPLE: tl.constexpr, LUT_STEPS: tl.constexpr, TOPK_LUT_N: tl.constexpr, TOPP_LUT_N: tl.constexpr,
+    TWO_CUTS: tl.constexpr = False,
 ):
-    """The sigma-truncation cut of each row of a wave, once per row (grid (rows,)), for the span pass."""
+    """The sigma-truncation cuts of each row of a wave, once per row (grid (rows,)), for the span pass:
+    ``cut[slot] = (gathering cut, low cut)`` (:func:`row_cut_key`)."""
     slot = tl.program_id(0)
     row = (row0 + slot).to(tl.int64)
     k_active, k, row_p_mode, p = row_params(row, k_ptr, k_scalar, p_ptr, p_scalar, V, k_mode, p_mode)
-    cut = row_cut_key(x_ptr + row * stride_xb, stride_xv, V, k_active, k, row_p_mode, p, topk_lut_ptr,
-                      topp_lut_ptr, DTYPE, W, SAMPLE, LUT_STEPS, TOPK_LUT_N, TOPP_LUT_N)
-    tl.store(cut_ptr + slot, cut)
+    cut, low = row_cut_key(x_ptr + row * stride_xb, stride_xv, V, k_active, k, row_p_mode, p, topk_lut_ptr,
+                           topp_lut_ptr, DTYPE, W, SAMPLE, LUT_STEPS, TOPK_LUT_N, TOPP_LUT_N, rowcap, TWO_CUTS)
+    tl.store(cut_ptr + slot * 2, cut)
+    tl.store(cut_ptr + slot * 2 + 1, low)
 
 
 @triton.jit(do_not_specialize=["V", "row0", "k_scalar", "p_scalar", "k_mode", "p_mode", "n_spans"])
@@ -279,12 +314,13 @@ def span_kernel(
     x_ptr, stride_xb, stride_xv, V, row0,
     k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode,
     topk_lut_ptr, topp_lut_ptr,
-    cand_ptr, part_i_ptr, part_f_ptr, n_spans, ctr_ptr, cut_ptr, idx_ptr,
+    cand_ptr, part_i_ptr, part_f_ptr, n_spans, ctr_ptr, cut_ptr, idx_ptr, part_low_ptr,
     SPAN: tl.constexpr, SPAN_CAP: tl.constexpr, BLOCK: tl.constexpr,
     DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr, KEY_POS_INF: tl.constexpr,
     SAMPLE: tl.constexpr, LUT_STEPS: tl.constexpr, TOPK_LUT_N: tl.constexpr, TOPP_LUT_N: tl.constexpr,
     HAS_P: tl.constexpr, PREFETCH: tl.constexpr = False, CUT_IN: tl.constexpr = False,
     NEED_MIN: tl.constexpr = True, WITH_IDX: tl.constexpr = False, STRIDED: tl.constexpr = False,
+    TWO_CUTS: tl.constexpr = False,
 ):
     """Partials of one span of one row; candidates go to the row's slot ``cand[slot, :n_spans * SPAN_CAP]``.
 
@@ -300,20 +336,24 @@ def span_kernel(
     +inf count is kept only with ``HAS_P`` (it only changes top-p weights).
     ``WITH_IDX``: each candidate's token index goes to ``idx[slot]`` beside its key.
     ``STRIDED``: a thread's entries of a block lie one thread count apart (the
-    option ``span_layout`` of ``launch.py``).
+    option ``span_layout`` of ``launch.py``).  ``TWO_CUTS`` (top-p only): the
+    candidates are the keys above the gathering cut, and the count and mass above
+    the row's low cut go to ``part_low`` and ``part_f[3]`` (:func:`row_cut_key`).
     """
     slot = tl.program_id(0)
     span = tl.program_id(1)
     row = (row0 + slot).to(tl.int64)
     x_row = x_ptr + row * stride_xb
     k_active, k, row_p_mode, p = row_params(row, k_ptr, k_scalar, p_ptr, p_scalar, V, k_mode, p_mode)
-    if CUT_IN:
-        cut = tl.load(cut_ptr + slot)
-    else:
-        cut = row_cut_key(x_row, stride_xv, V, k_active, k, row_p_mode, p, topk_lut_ptr, topp_lut_ptr,
-                          DTYPE, W, SAMPLE, LUT_STEPS, TOPK_LUT_N, TOPP_LUT_N)
-    cut32 = cut.to(tl.uint32)
     rowcap = n_spans * SPAN_CAP
+    if CUT_IN:
+        cut = tl.load(cut_ptr + slot * 2)
+        low = tl.load(cut_ptr + slot * 2 + 1)
+    else:
+        cut, low = row_cut_key(x_row, stride_xv, V, k_active, k, row_p_mode, p, topk_lut_ptr, topp_lut_ptr,
+                               DTYPE, W, SAMPLE, LUT_STEPS, TOPK_LUT_N, TOPP_LUT_N, rowcap, TWO_CUTS)
+    cut32 = cut.to(tl.uint32)
+    low32 = low.to(tl.uint32)
     cand_base = cand_ptr + slot.to(tl.int64) * rowcap
     idx_base = idx_ptr + slot.to(tl.int64) * rowcap
     ctr = ctr_ptr + slot
@@ -329,6 +369,8 @@ def span_kernel(
     z_v = tl.zeros((BLOCK,), tl.float32)  # per-lane sum exp(x - m_v), finite entries
     cm_v = tl.zeros((BLOCK,), tl.float32)  # the same over finite candidates
     n_cand_v = tl.zeros((BLOCK,), tl.int32)
+    cl_v = tl.zeros((BLOCK,), tl.float32)  # TWO_CUTS: the mass and count above the low cut
+    n_low_v = tl.zeros((BLOCK,), tl.int32)
     start = tl.cast(span, tl.int64) * SPAN
     nxt = first_block(x_row, stride_xv, V, start, SPAN, BLOCK, PREFETCH)
     for i in range(0, SPAN, BLOCK):
@@ -353,6 +395,10 @@ def span_kernel(
             e = tl.where(finite, tl.exp(xf - m_new), 0.0)
             z_v = z_v * scale + e
             cm_v = cm_v * scale + tl.where(cand, e, 0.0)
+            if TWO_CUTS:
+                above_low = keep & (key > low32)
+                cl_v = cl_v * scale + tl.where(above_low, e, 0.0)
+                n_low_v += above_low.to(tl.int32)
             m_v = m_new
         n_cand_v += cand.to(tl.int32)
         append_keys(cand_base, ctr, key, cand, rowcap, True, idx_base, start + i + tl.arange(0, BLOCK), WITH_IDX)
@@ -379,6 +425,11 @@ def span_kernel(
     tl.store(pf + 0, m)
     tl.store(pf + 1, tl.sum(z_v * f, axis=0))
     tl.store(pf + 2, tl.sum(cm_v * f, axis=0))
+    if TWO_CUTS:
+        tl.store(pf + 3, tl.sum(cl_v * f, axis=0))
+        pl = part_low_ptr + (slot.to(tl.int64) * n_spans + span) * 2
+        tl.store(pl + 0, tl.sum(n_low_v, axis=0).to(tl.int64))
+        tl.store(pl + 1, low)
 
 
 # --------------------------------------------------------------------------------------
@@ -782,15 +833,18 @@ def finish_kernel(
     x_ptr, stride_xb, stride_xv, V, row0,
     k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode_arg, ties_all, truncation,
     cand_ptr, part_i_ptr, part_f_ptr, n_spans, ctr_ptr, state_i_ptr, state_f_ptr,
-    thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr,
+    thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr, part_low_ptr,
     N_SPANS_P2: tl.constexpr, SPAN_CAP: tl.constexpr, CB: tl.constexpr,
     REG_CAP: tl.constexpr, REG_SMALL: tl.constexpr, REG_MID: tl.constexpr, NP: tl.constexpr,
     MAX_ROUNDS: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr,
+    TWO_CUTS: tl.constexpr = False,
 ):
     """One row after the span pass: combine partials, and on a hit search the candidates.
 
     A miss leaves the row to the parallel miss rounds (``round_kernel`` and
     ``update_kernel``) through its state; every other row is answered here.
+    ``TWO_CUTS``: a miss also narrows the range with the low cut's exact count and
+    mass (:func:`row_cut_key`).
     """
     slot = tl.program_id(0)
     row = (row0 + slot).to(tl.int64)
@@ -876,6 +930,22 @@ def finish_kernel(
                 base_c = n_cand
                 base_m = cmass
                 n_in = n_keep - n_cand
+        if TWO_CUTS:
+            # the low cut below a gathering cut: its exact count and mass above split the range again
+            pl = part_low_ptr + slot.to(tl.int64) * n_spans * 2 + sidx * 2
+            n_low = tl.sum(tl.load(pl, mask=sval, other=0), axis=0)
+            low = tl.load(part_low_ptr + slot.to(tl.int64) * n_spans * 2 + 1)
+            lmass = tl.sum(tl.load(pf + 3, mask=sval, other=0.0) * scale, axis=0)
+            lmass = tl.where(inf_mode, n_inf.to(tl.float32), lmass)
+            if (truncation != 0) & (k_active == 0) & (low > 0) & (low > lo_m) & (low < hi_m):
+                if lmass >= target_p:
+                    lo_m = low
+                    n_in = n_low - base_c
+                else:
+                    hi_m = low
+                    base_c = n_low
+                    base_m = lmass
+                    n_in = n_keep - n_low
         tl.store(si + 0, stage.to(tl.int64))
         tl.store(si + 1, lo_m)
         tl.store(si + 2, hi_m)

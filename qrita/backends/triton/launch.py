@@ -37,6 +37,7 @@ SCRATCH_BYTES = 12 << 20  # scratch budget per wave (candidates and partials)
 MISS_PIVOTS = 15  # pivots per parallel miss round (16 lanes: 4 bits of key a round)
 ROUND_BLOCK = 256  # entries per block of a miss round (one column of lane accumulators per entry)
 ROUND_UNROLL = 4  # blocks loaded per iteration of a miss round (bytes in flight)
+TWO_CUTS = False  # default of the option two_cuts (kernels.row_cut_key): not yet measured on a GPU
 
 
 def miss_rounds(width: int) -> int:
@@ -134,6 +135,9 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
     # top-p 3554 -> 3380 us; slower on Zipf top-k 734 -> 789 us and at B=1 (45 -> 54 us), where the
     # span programs also compute the cut and keep conversions either way.  So: strided above
     # CUT_PASS_MIN_ROWS rows (the separate cut launch), vector below.
+    # top-p rows whose model predicts a slot overflow gather above a second, count-based cut
+    # (kernels.row_cut_key); an option until it is measured on a GPU
+    two_cuts_opt = bool(opts.get("two_cuts", TWO_CUTS))
     span_layout = opts.get("span_layout")
     if span_layout is None:
         span_layout = "strided" if B > CUT_PASS_MIN_ROWS else "vector"
@@ -182,7 +186,9 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         reg_small = min(REG_SMALL, reg_cap)
         reg_mid = min(REG_MID, reg_cap)
         # masking and sampling keep each candidate's token index beside its key
-        per_row_bytes = n_spans * (span_cap * 4 * (1 + with_idx) + 8 * 8 + 4 * 4 + npm * 4 + npm * 4) + 4
+        two_cuts = two_cuts_opt and p_mode != 0
+        per_span = span_cap * 4 * (1 + with_idx) + 8 * 8 + 4 * 4 + npm * 4 + npm * 4 + 16 * two_cuts
+        per_row_bytes = n_spans * per_span + 20
         wave = max(1, min(B, SCRATCH_BYTES // per_row_bytes))
         cand = torch.empty((wave, n_spans, span_cap), dtype=torch.int32, device=dev)
         cidx = torch.empty((wave, n_spans, span_cap), dtype=torch.int32, device=dev) if with_idx else cand
@@ -193,7 +199,9 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         # every kernel that uses it leaves it at zero for the next (span pass -> finish ->
         # rounds -> updates -> next wave)
         ctr = torch.zeros((wave,), dtype=torch.int32, device=dev)
-        cut = torch.empty((wave,), dtype=torch.int64, device=dev)
+        cut = torch.empty((wave, 2), dtype=torch.int64, device=dev)  # (gathering cut, low cut) keys
+        # two_cuts: each span's count above the row's low cut, and the low cut
+        part_low = torch.empty((wave, n_spans, 2), dtype=torch.int64, device=dev) if two_cuts else part_i
         # Above a few rows the cut is computed once per row by its own launch; below,
         # every span program computes it (one launch fewer).  Same function, same bits.
         cut_in = B > CUT_PASS_MIN_ROWS if opts.get("cut_pass") is None else bool(opts["cut_pass"])
@@ -210,27 +218,29 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
             if cut_in:
                 kernels.cut_kernel[(rows,)](
                     x, x.stride(0), x.stride(1), V, row0, k_ptr, k_s, p_ptr, p_s, k_mode, p_mode,
-                    topk_lut, topp_lut, cut, SAMPLE=SAMPLE_SIZE, LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE,
-                    TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size, num_warps=4, **common,
+                    topk_lut, topp_lut, cut, n_spans * span_cap, SAMPLE=SAMPLE_SIZE,
+                    LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE, TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size,
+                    TWO_CUTS=two_cuts, num_warps=4, **common,
                 )
             kernels.span_kernel[(rows, n_spans)](
                 x, x.stride(0), x.stride(1), V, row0,
                 k_ptr, k_s, p_ptr, p_s, k_mode, p_mode,
                 topk_lut, topp_lut,
-                cand, part_i, part_f, n_spans, ctr, cut, cidx,
+                cand, part_i, part_f, n_spans, ctr, cut, cidx, part_low,
                 SPAN=span, SPAN_CAP=span_cap, BLOCK=block,
                 KEY_NEG_INF=kc.key_neg_inf, KEY_POS_INF=kc.key_pos_inf,
                 SAMPLE=SAMPLE_SIZE, LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE,
                 TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size, HAS_P=p_mode != 0,
                 PREFETCH=bool(opts.get("span_prefetch", False)), CUT_IN=cut_in, NEED_MIN=not all_search,
-                WITH_IDX=with_idx, STRIDED=span_layout == "strided", num_warps=span_warps, **common,
+                WITH_IDX=with_idx, STRIDED=span_layout == "strided", TWO_CUTS=two_cuts, num_warps=span_warps,
+                **common,
             )
             kernels.finish_kernel[(rows,)](
                 x, x.stride(0), x.stride(1), V, row0,
                 k_ptr, k_s, p_ptr, p_s, k_mode, p_mode, ties_all, int(truncation),
                 cand, part_i, part_f, n_spans, ctr, state_i, state_f,
-                thr_key, thr_bits, num_ties, count, hit, cut_idx,
-                num_warps=search_warps, **search_const, **common,
+                thr_key, thr_bits, num_ties, count, hit, cut_idx, part_low,
+                TWO_CUTS=two_cuts, num_warps=search_warps, **search_const, **common,
             )
             for r in range(n_rounds):
                 kernels.round_kernel[(rows, n_spans)](
