@@ -140,15 +140,18 @@ def test_miss_rounds_are_exact(dtype, mode, ties):
 
 
 @pytest.mark.parametrize(
-    ("dtype", "mode", "ties"),
-    [(torch.float32, "rounds", "all"), (torch.bfloat16, "tiny-slots", "lowest_index")],
+    ("dtype", "mode", "ties", "lanes"),
+    [(torch.float32, "rounds", "all", dict(mass_lanes=False)),
+     (torch.bfloat16, "tiny-slots", "lowest_index", dict(value_lanes=True))]
+    + ([] if INTERPRETED else [(torch.bfloat16, "tiny-slots", "lowest_index", dict(mass_lanes=False)),
+                               (torch.float32, "rounds", "all", dict(value_lanes=True, mass_lanes=False))]),
 )
-def test_non_default_miss_lanes_are_exact(dtype, mode, ties):
-    """Top-p miss rounds with lane counts (``mass_lanes=False``); by default they accumulate lane
-    masses only, which the other miss tests run."""
+def test_non_default_miss_lanes_are_exact(dtype, mode, ties, lanes):
+    """Miss rounds with lane counts (``mass_lanes=False``; by default top-p rounds accumulate lane
+    masses only, which the other miss tests run), and with lanes half in value (``value_lanes``)."""
     x = _adversarial_rows(dtype)
     x = torch.cat([x, torch.sort(x[:1], dim=1).values])  # clustered: the top keys in one span
-    opts = dict(MISS_OPTIONS[mode], mass_lanes=False)
+    opts = dict(MISS_OPTIONS[mode], **lanes)
     for k, p in () if INTERPRETED else ((None, 0.8), (40, 0.6)):  # the per-row batch below has both
         sel = qrita.select(x, k, p, backend="triton", ties=ties, options=opts)
         _check(x, k, p, ties, sel)

@@ -91,30 +91,35 @@ def variants(dtype: str, V: int = 131072):
                         KEY_NEG_INF=kc.key_neg_inf)
     finish_args = dict(row, k_mode="i32", p_mode_arg="i32", ties_all="i32", truncation="i32", cand_ptr="*i32",
                        part_i_ptr="*i64", part_f_ptr="*fp32", n_spans="i32", ctr_ptr="*i32", state_i_ptr="*i64",
-                       state_f_ptr="*fp32", **outputs, part_low_ptr="*i64")
-    for two_cuts in (False, True):
-        name = f"finish_kernel[{dtype}" + (", two_cuts]" if two_cuts else "]")
-        yield name, _source(kernels.finish_kernel, finish_args, dict(search_const, TWO_CUTS=two_cuts)), search_warps
+                       state_f_ptr="*fp32", **outputs, part_low_ptr="*i64", lanes_ptr="*i64")
+    # (two cuts, value lanes): options
+    for two_cuts, value_lanes in ((False, False), (True, False), (False, True)):
+        name = f"finish_kernel[{dtype}" + (", two_cuts" if two_cuts else "") + (", value_lanes" if value_lanes else "")
+        const = dict(search_const, TWO_CUTS=two_cuts, VALUE_LANES=value_lanes, NPM=npm)
+        yield name + "]", _source(kernels.finish_kernel, finish_args, const), search_warps
     round_args = dict(row, k_mode="i32", p_mode_arg="i32", cand_ptr="*i32", rpart_i_ptr="*i32",
-                      rpart_f_ptr="*fp32", n_spans="i32", ctr_ptr="*i32", state_i_ptr="*i64", state_f_ptr="*fp32")
-    for mass_only, span in ((False, launch.MAX_SPAN), (True, launch.MAX_SPAN), (False, launch.WIDE_SPAN)):
+                      rpart_f_ptr="*fp32", n_spans="i32", ctr_ptr="*i32", state_i_ptr="*i64", state_f_ptr="*fp32",
+                      lanes_ptr="*i64")
+    for mass_only, span, value_lanes in ((False, launch.MAX_SPAN, False), (True, launch.MAX_SPAN, False),
+                                         (False, launch.WIDE_SPAN, False), (True, launch.MAX_SPAN, True)):
         round_const = dict(SPAN=span, SPAN_CAP=launch.SPAN_CAP, BLOCK=launch.ROUND_BLOCK,
                            UNROLL=launch.ROUND_UNROLL, NPM=npm, DTYPE=code, W=kc.width, KEY_NEG_INF=kc.key_neg_inf,
-                           MASS_ONLY=mass_only)
-        name = f"round_kernel[{dtype}" + (", mass_only" if mass_only else "")
+                           MASS_ONLY=mass_only, VALUE_LANES=value_lanes)
+        name = f"round_kernel[{dtype}" + (", mass_only" if mass_only else "") + (", value_lanes" if value_lanes else "")
         name += ", wide]" if span == launch.WIDE_SPAN else "]"
         yield name, _source(kernels.round_kernel, round_args, round_const), 8
     update_args = dict(row, k_mode="i32", p_mode_arg="i32", ties_all="i32", cand_ptr="*i32", rpart_i_ptr="*i32",
                        rpart_f_ptr="*fp32", n_spans="i32", ctr_ptr="*i32", state_i_ptr="*i64", state_f_ptr="*fp32",
                        last="i32",
-                       **outputs)
+                       **outputs, lanes_ptr="*i64")
     update_const = dict(search_const, NPM=npm)
     update_const = {name: update_const[name] for name in ("N_SPANS_P2", "SPAN_CAP", "CB", "REG_CAP", "REG_SMALL",
                                                           "REG_MID", "NP", "NPM", "MAX_ROUNDS", "DTYPE", "W",
                                                           "KEY_NEG_INF")}
-    for mass_only in (False, True):
-        const = dict(update_const, MASS_ONLY=mass_only)
-        name = f"update_kernel[{dtype}" + (", mass_only]" if mass_only else "]")
+    for mass_only, value_lanes in ((False, False), (True, False), (True, True)):
+        const = dict(update_const, MASS_ONLY=mass_only, VALUE_LANES=value_lanes)
+        name = f"update_kernel[{dtype}" + (", mass_only" if mass_only else "")
+        name += ", value_lanes]" if value_lanes else "]"
         yield name, _source(kernels.update_kernel, update_args, const), search_warps
     tie_args = {"x_ptr": x, "stride_xb": "i64", "stride_xv": "i64", "V": "i32", "row0": "i32", "thr_key_ptr": "*i64",
                 "cut_idx_ptr": "*i64", "tie_cnt_ptr": "*i32", "n_spans": "i32"}

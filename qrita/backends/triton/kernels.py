@@ -833,11 +833,11 @@ def finish_kernel(
     x_ptr, stride_xb, stride_xv, V, row0,
     k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode_arg, ties_all, truncation,
     cand_ptr, part_i_ptr, part_f_ptr, n_spans, ctr_ptr, state_i_ptr, state_f_ptr,
-    thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr, part_low_ptr,
+    thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr, part_low_ptr, lanes_ptr,
     N_SPANS_P2: tl.constexpr, SPAN_CAP: tl.constexpr, CB: tl.constexpr,
     REG_CAP: tl.constexpr, REG_SMALL: tl.constexpr, REG_MID: tl.constexpr, NP: tl.constexpr,
     MAX_ROUNDS: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr,
-    TWO_CUTS: tl.constexpr = False,
+    TWO_CUTS: tl.constexpr = False, VALUE_LANES: tl.constexpr = False, NPM: tl.constexpr = 16,
 ):
     """One row after the span pass: combine partials, and on a hit search the candidates.
 
@@ -960,6 +960,8 @@ def finish_kernel(
         tl.store(sf + 1, target_p)
         tl.store(sf + 2, m)
         tl.store(hit_ptr + row, hit.to(tl.int8))
+        if VALUE_LANES:  # the first round's lanes
+            tl.store(lanes_ptr + row * NPM + tl.arange(0, NPM), lane_taus(lo_m, hi_m, NPM, True, DTYPE, W))
     else:
         tl.store(si + 0, tl.zeros((), tl.int64))
         finalize(V, row, z, nties, count, n_total, n_keep == 0, hit,
@@ -967,6 +969,50 @@ def finish_kernel(
     # the span counters are spent (the partials hold the counts): zero them for the
     # miss rounds' gathers and the next wave
     tl.store(ctr_ptr + slot, tl.zeros((), tl.int32))
+
+
+@triton.jit
+def lane_taus(lo, hi, NPM: tl.constexpr, VALUE: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr):
+    """The NPM lanes of a miss round over (lo, hi], int64, non-decreasing, lane 0 = lo.
+
+    Without ``VALUE``: ``lo + (hi - lo) * j // NPM`` (4 bits of key a round).  With
+    it: half of them evenly in key (NPM // 2 lanes: at least 3 bits a round) and half
+    evenly in value between lo's and hi's values, merged in order.  Keys of floats
+    are close to logarithmic in the value, so key lanes crowd near 0 while the
+    boundary of a wide row sits where the values are dense; value lanes put lanes
+    there.  Equal lanes are harmless: the update picks the last lane whose count or
+    mass reaches the target, and equal lanes have equal counts and masses.
+    """
+    idx = tl.arange(0, NPM).to(tl.int64)
+    if VALUE:
+        HALF: tl.constexpr = NPM // 2
+        j = idx % HALF
+        by_key = lo + ((hi - lo) * j) // HALF
+        vlo = value_of_key(lo, DTYPE, W)
+        vhi = value_of_key(hi, DTYPE, W)
+        d = vhi - vlo
+        ok = (d == d) & (tl.abs(d) < float("inf")) & (tl.abs(vlo) < float("inf"))
+        v = vlo + d * (j.to(tl.float32) * (1.0 / HALF))
+        v = tl.where(ok, v, float("nan"))  # no usable value range: key 0, clamped to lo below
+        by_value = cut_key_of(v, j >= 0, DTYPE, W)
+        by_value = tl.minimum(tl.maximum(by_value, lo), hi - 1)
+        by_value = tl.maximum(by_value, lo)  # hi - 1 < lo only for an empty range
+        taus = tl.sort(tl.where(idx < HALF, by_key, by_value))
+    else:
+        taus = pivot(lo, hi, idx, NPM - 1)
+    return taus
+
+
+@triton.jit
+def round_lanes(lanes_ptr, row, lo, hi, NPM: tl.constexpr, VALUE: tl.constexpr):
+    """The lanes of the current miss round: stored by the finish or the last update (``VALUE``,
+    so that every kernel uses the same bits), or computed."""
+    idx = tl.arange(0, NPM).to(tl.int64)
+    if VALUE:
+        taus = tl.load(lanes_ptr + row * NPM + idx)
+    else:
+        taus = pivot(lo, hi, idx, NPM - 1)
+    return taus
 
 
 @triton.jit
@@ -1001,9 +1047,10 @@ def gather_now(stage, p_mode, n_in, base_cnt, n_spans, SPAN_CAP: tl.constexpr):
 def round_kernel(
     x_ptr, stride_xb, stride_xv, V, row0,
     k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode_arg,
-    cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr, state_i_ptr, state_f_ptr,
+    cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr, state_i_ptr, state_f_ptr, lanes_ptr,
     SPAN: tl.constexpr, SPAN_CAP: tl.constexpr, BLOCK: tl.constexpr, UNROLL: tl.constexpr, NPM: tl.constexpr,
     DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr, MASS_ONLY: tl.constexpr = False,
+    VALUE_LANES: tl.constexpr = False,
 ):
     """One miss round over one span of an unresolved row.
 
@@ -1058,7 +1105,7 @@ def round_kernel(
                 tl.store(rpart_i_ptr + base * NPM, tl.sum(c_hi_v, axis=0))
         elif MASS_ONLY & (stage == 2):
             lanes = tl.arange(0, NPM)
-            taus = pivot(lo, hi, lanes.to(tl.int64), NPM - 1).to(tl.uint32)[:, None]
+            taus = round_lanes(lanes_ptr, row, lo, hi, NPM, VALUE_LANES).to(tl.uint32)[:, None]
             mass2 = tl.zeros((NPM, BLOCK), tl.float32)
             c_in_v = tl.zeros((BLOCK,), tl.int32)
             for i in range(0, SPAN, BLOCK * UNROLL):
@@ -1074,7 +1121,7 @@ def round_kernel(
             tl.store(rpart_f_ptr + base * NPM + lanes, tl.sum(mass2, axis=1))
         else:
             lanes = tl.arange(0, NPM)
-            taus = pivot(lo, hi, lanes.to(tl.int64), NPM - 1).to(tl.uint32)[:, None]
+            taus = round_lanes(lanes_ptr, row, lo, hi, NPM, VALUE_LANES).to(tl.uint32)[:, None]
             cnt2 = tl.zeros((NPM, BLOCK), tl.int32)  # per-thread partials, reduced once after the loop
             mass2 = tl.zeros((NPM, BLOCK), tl.float32)
             for i in range(0, SPAN, BLOCK * UNROLL):
@@ -1097,11 +1144,11 @@ def update_kernel(
     x_ptr, stride_xb, stride_xv, V, row0,
     k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode_arg, ties_all,
     cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr, state_i_ptr, state_f_ptr, last,
-    thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr,
+    thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr, lanes_ptr,
     N_SPANS_P2: tl.constexpr, SPAN_CAP: tl.constexpr, CB: tl.constexpr, REG_CAP: tl.constexpr,
     REG_SMALL: tl.constexpr, REG_MID: tl.constexpr,
     NP: tl.constexpr, NPM: tl.constexpr, MAX_ROUNDS: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr,
-    KEY_NEG_INF: tl.constexpr, MASS_ONLY: tl.constexpr = False,
+    KEY_NEG_INF: tl.constexpr, MASS_ONLY: tl.constexpr = False, VALUE_LANES: tl.constexpr = False,
 ):
     """After a miss round.  A gathering round: finish the row over the gathered keys
     (they fit), or fall back to evaluating.  An evaluating round: combine the span
@@ -1213,7 +1260,7 @@ def update_kernel(
                     ok = (base_mass + mass) >= target_p
                     a = tl.max(tl.where(ok, idx, 0), axis=0)
                     has_next = a + 1 < NPM
-                    taus = pivot(lo, hi, idx.to(tl.int64), NPM - 1)
+                    taus = round_lanes(lanes_ptr, row, lo, hi, NPM, VALUE_LANES)
                     new_lo = pick(taus, idx, a)
                     mass_next = tl.where(has_next, pick(mass, idx, a + 1), 0.0)
                     mass_in = pick(mass, idx, a) - mass_next
@@ -1234,7 +1281,7 @@ def update_kernel(
                     ok = (base_mass + mass) >= target_p
                 a = tl.max(tl.where(ok, idx, 0), axis=0)
                 has_next = a + 1 < NPM
-                taus = pivot(lo, hi, idx.to(tl.int64), NPM - 1)
+                taus = round_lanes(lanes_ptr, row, lo, hi, NPM, VALUE_LANES)
                 new_lo = pick(taus, idx, a)
                 new_hi = tl.where(has_next, pick(taus, idx, a + 1), hi)
                 cnt_next = tl.where(has_next, pick(cnt, idx, a + 1), 0)
@@ -1305,6 +1352,8 @@ def update_kernel(
             tl.store(si + 13, n_ub)
             tl.store(sf + 0, base_mass)
             tl.store(sf + 1, target_p)
+            if VALUE_LANES:  # the next round's lanes
+                tl.store(lanes_ptr + row * NPM + tl.arange(0, NPM), lane_taus(lo, hi, NPM, True, DTYPE, W))
         tl.store(ctr_ptr + slot, tl.zeros((), tl.int32))
 
 

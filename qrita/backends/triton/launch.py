@@ -138,6 +138,8 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
     # top-p rows whose model predicts a slot overflow gather above a second, count-based cut
     # (kernels.row_cut_key); an option until it is measured on a GPU
     two_cuts_opt = bool(opts.get("two_cuts", TWO_CUTS))
+    # miss-round lanes half in key, half in value (kernels.lane_taus); an option until it is measured
+    value_lanes = bool(opts.get("value_lanes", False)) and npm >= 4
     span_layout = opts.get("span_layout")
     if span_layout is None:
         span_layout = "strided" if B > CUT_PASS_MIN_ROWS else "vector"
@@ -153,6 +155,8 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
     cut_idx = torch.empty(B, dtype=torch.int64, device=dev)
     state_i = torch.empty((B, kernels.ST_I.value), dtype=torch.int64, device=dev)
     state_f = torch.empty((B, 4), dtype=torch.float32, device=dev)
+    # value_lanes: each open row's lanes for its next miss round, written by the finish and the updates
+    lanes = torch.empty((B, npm) if value_lanes else (1,), dtype=torch.int64, device=dev)
     sampling = states is not None
     # fill-and-scatter masking (option "scatter"): measured slower than reading the row
     # (H200, e6f7768: top-k 50 fp32 B=1024 728 -> 960 us), so off by default
@@ -239,23 +243,26 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                 x, x.stride(0), x.stride(1), V, row0,
                 k_ptr, k_s, p_ptr, p_s, k_mode, p_mode, ties_all, int(truncation),
                 cand, part_i, part_f, n_spans, ctr, state_i, state_f,
-                thr_key, thr_bits, num_ties, count, hit, cut_idx, part_low,
-                TWO_CUTS=two_cuts, num_warps=search_warps, **search_const, **common,
+                thr_key, thr_bits, num_ties, count, hit, cut_idx, part_low, lanes,
+                TWO_CUTS=two_cuts, VALUE_LANES=value_lanes, NPM=npm, num_warps=search_warps, **search_const,
+                **common,
             )
             for r in range(n_rounds):
                 kernels.round_kernel[(rows, n_spans)](
                     x, x.stride(0), x.stride(1), V, row0,
                     k_ptr, k_s, p_ptr, p_s, k_mode, p_mode,
-                    cand, rpart_i, rpart_f, n_spans, ctr, state_i, state_f,
+                    cand, rpart_i, rpart_f, n_spans, ctr, state_i, state_f, lanes,
                     SPAN=span, SPAN_CAP=span_cap, BLOCK=round_block, UNROLL=round_unroll, NPM=npm,
-                    KEY_NEG_INF=kc.key_neg_inf, MASS_ONLY=mass_lanes, num_warps=round_warps, **common,
+                    KEY_NEG_INF=kc.key_neg_inf, MASS_ONLY=mass_lanes, VALUE_LANES=value_lanes,
+                    num_warps=round_warps, **common,
                 )
                 kernels.update_kernel[(rows,)](
                     x, x.stride(0), x.stride(1), V, row0,
                     k_ptr, k_s, p_ptr, p_s, k_mode, p_mode, ties_all,
                     cand, rpart_i, rpart_f, n_spans, ctr, state_i, state_f, int(r == n_rounds - 1),
-                    thr_key, thr_bits, num_ties, count, hit, cut_idx,
-                    NPM=npm, MASS_ONLY=mass_lanes, num_warps=search_warps, **search_const, **common,
+                    thr_key, thr_bits, num_ties, count, hit, cut_idx, lanes,
+                    NPM=npm, MASS_ONLY=mass_lanes, VALUE_LANES=value_lanes, num_warps=search_warps,
+                    **search_const, **common,
                 )
             slot_args = (cand, cidx, part_i, n_spans)
             slot_const = dict(SPAN_CAP=span_cap, N_SPANS_P2=n_spans_p2)
