@@ -348,7 +348,7 @@ def span_kernel(
     rowcap = n_spans * SPAN_CAP
     if CUT_IN:
         cut = tl.load(cut_ptr + slot * 2)
-        low = tl.load(cut_ptr + slot * 2 + 1)
+        low = tl.load(cut_ptr + slot * 2 + 1) if TWO_CUTS else cut
     else:
         cut, low = row_cut_key(x_row, stride_xv, V, k_active, k, row_p_mode, p, topk_lut_ptr, topp_lut_ptr,
                                DTYPE, W, SAMPLE, LUT_STEPS, TOPK_LUT_N, TOPP_LUT_N, rowcap, TWO_CUTS)
@@ -995,8 +995,7 @@ def lane_taus(lo, hi, NPM: tl.constexpr, VALUE: tl.constexpr, DTYPE: tl.constexp
         v = vlo + d * (j.to(tl.float32) * (1.0 / HALF))
         v = tl.where(ok, v, float("nan"))  # no usable value range: key 0, clamped to lo below
         by_value = cut_key_of(v, j >= 0, DTYPE, W)
-        by_value = tl.minimum(tl.maximum(by_value, lo), hi - 1)
-        by_value = tl.maximum(by_value, lo)  # hi - 1 < lo only for an empty range
+        by_value = tl.maximum(tl.minimum(by_value, hi - 1), lo)  # lo also for an empty range
         taus = tl.sort(tl.where(idx < HALF, by_key, by_value))
     else:
         taus = pivot(lo, hi, idx, NPM - 1)

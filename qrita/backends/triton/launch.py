@@ -126,6 +126,11 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
     # top-p miss rounds accumulate lane masses, not lane counts.  H200 sweeps, top-p 0.9, B=1024: fp32 Zipf
     # 4950 -> 3354 us (e0a14ca); bf16 Gaussian / LLM-like / Zipf 4539 / 2489 / 4960 -> 3337 / 2044 / 3562 us (8e158f5)
     mass_lanes = bool(opts.get("mass_lanes", True))
+    # top-p rows whose model predicts a slot overflow gather above a second, count-based cut
+    # (kernels.row_cut_key); an option until it is measured on a GPU
+    two_cuts_opt = bool(opts.get("two_cuts", TWO_CUTS))
+    # miss-round lanes half in key, half in value (kernels.lane_taus); an option until it is measured
+    value_lanes = bool(opts.get("value_lanes", False)) and npm >= 4
     # span-pass load layout (the bits do not depend on it): "strided" (one entry per thread per
     # load, adjacent threads) is the layout of the slot atomics and stores, so the loop has no
     # shared-memory layout conversion; with "vector" (4 adjacent entries per thread) Triton 3.6
@@ -135,11 +140,6 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
     # top-p 3554 -> 3380 us; slower on Zipf top-k 734 -> 789 us and at B=1 (45 -> 54 us), where the
     # span programs also compute the cut and keep conversions either way.  So: strided above
     # CUT_PASS_MIN_ROWS rows (the separate cut launch), vector below.
-    # top-p rows whose model predicts a slot overflow gather above a second, count-based cut
-    # (kernels.row_cut_key); an option until it is measured on a GPU
-    two_cuts_opt = bool(opts.get("two_cuts", TWO_CUTS))
-    # miss-round lanes half in key, half in value (kernels.lane_taus); an option until it is measured
-    value_lanes = bool(opts.get("value_lanes", False)) and npm >= 4
     span_layout = opts.get("span_layout")
     if span_layout is None:
         span_layout = "strided" if B > CUT_PASS_MIN_ROWS else "vector"
