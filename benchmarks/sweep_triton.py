@@ -17,6 +17,20 @@ import torch
 from gpu_check import graph_time, make_logits  # same folder: run as a script
 
 import qrita
+from qrita.reference import check_selection
+
+ORACLE_ROWS = 64  # rows of a differing case checked against the oracle (float64 on the CPU)
+
+
+def oracle_check(x, k, p, sel, rows) -> str:
+    """'ok' when the first differing ``rows`` of ``sel`` are within SPEC's top-p window, else the error."""
+    r = rows[:ORACLE_ROWS]
+    try:
+        check_selection(x[r].double().cpu().numpy(), k, p, "lowest_index", sel.threshold[r].double().cpu().numpy(),
+                        sel.num_ties[r].cpu().numpy(), sel.count[r].cpu().numpy())
+    except AssertionError as exc:
+        return f"FAIL: {str(exc)[:300]}"
+    return "ok"
 
 SPAN_CONFIGS = [{}, dict(search_warps=8), dict(search_warps=4), dict(num_pivots=15), dict(num_pivots=7),
                 dict(span_block=2048), dict(span=32768), dict(span=32768, search_warps=8)]
@@ -46,7 +60,13 @@ LAYOUT_CASES = [("zipf", torch.float32, 1024, 50, None, LAYOUT), ("gauss", torch
 TOPP = [{}, dict(two_cuts=True), dict(value_lanes=True), dict(two_cuts=True, value_lanes=True)]
 TOPP_CASES = [(d, t, B, None, p, TOPP) for d in ("llm", "zipf", "gauss") for t in (torch.float32, torch.bfloat16)
               for B, p in ((1024, 0.9), (1024, 0.5), (1, 0.9))]
-SETS = {"geometry": CASES, "layout": LAYOUT_CASES, "topp": TOPP_CASES}
+# --set split: shorter spans (more programs a row, the slot kept at 8192 keys) and the cut's launch, at small B
+SPLIT = [{}, dict(span=8192, span_cap=512), dict(span=4096, span_cap=256), dict(span=2048, span_cap=128),
+         dict(cut_pass=False), dict(span=4096, span_cap=256, cut_pass=False)]
+SPLIT_CASES = [("llm", torch.float32, B, k, p, SPLIT if B > 16 else SPLIT[:4]) for B in (1, 16, 64)
+               for k, p in ((50, None), (None, 0.9))] + [
+    ("llm", torch.float32, 1024, k, p, SPLIT[:3]) for k, p in ((50, None), (None, 0.9))]
+SETS = {"geometry": CASES, "layout": LAYOUT_CASES, "topp": TOPP_CASES, "split": SPLIT_CASES}
 
 
 def main() -> None:
@@ -73,6 +93,12 @@ def main() -> None:
                 us = graph_time(lambda o=opts: qrita.select(x, k, p, backend="triton", options=o))
                 row = dict(dist=dist, dtype=str(dtype), B=B, k=k, p=p, options=opts, us=round(us, 1), same=same,
                            hit=float(sel.hit.float().mean()))
+                if not same:  # both answers must be the oracle's (top-p may differ inside SPEC's window)
+                    diff = (sel.count != base.count) | (sel.num_ties != base.num_ties)
+                    diff |= sel.threshold != base.threshold
+                    rows_d = diff.nonzero().flatten().tolist()
+                    row.update(n_diff=len(rows_d), oracle=oracle_check(x, k, p, sel, rows_d),
+                               oracle_default=oracle_check(x, k, p, base, rows_d))
             except Exception as exc:  # noqa: BLE001 - a probe: report and go on
                 row = dict(dist=dist, dtype=str(dtype), B=B, k=k, p=p, options=opts,
                            error=f"{type(exc).__name__}: {str(exc)[:200]}")

@@ -203,7 +203,7 @@ def test_two_cuts_hit_mass_concentrated_top_p_rows(dtype, monkeypatch):
     base = dict(span=256, span_cap=16)
     requests = [(None, 0.9)] + ([] if INTERPRETED else [(None, 0.5), (None, 0.99), (100, 0.9)])
     for k, p in requests:
-        one = qrita.select(xt, k, p, backend="triton", options=base)
+        one = qrita.select(xt, k, p, backend="triton", options=dict(base, two_cuts=False))
         opts = dict(base, two_cuts=True)
         two = qrita.select(xt, k, p, backend="triton", options=opts)
         _check(xt, k, p, "lowest_index", two)
@@ -217,13 +217,53 @@ def test_two_cuts_hit_mass_concentrated_top_p_rows(dtype, monkeypatch):
             assert torch.equal(one.hit, two.hit)
     # masking and sampling read the slot of rows that hit: the same bits and tokens as one cut
     k, p = None, 0.9
-    masked = qrita.top_k_top_p(xt, k, p, backend="triton", options=base)
+    masked = qrita.top_k_top_p(xt, k, p, backend="triton", options=dict(base, two_cuts=False))
     assert torch.equal(qrita.top_k_top_p(xt, k, p, backend="triton", options=dict(base, two_cuts=True)), masked)
     seeds = torch.arange(4, device=DEVICE) * 7 + 1
     monkeypatch.setattr(triton_launch, "SPAN_CAP", 16)
     monkeypatch.setattr(triton_launch, "MAX_SPAN", 256)
+    monkeypatch.setattr(triton_launch, "TWO_CUTS", False)
     tokens = qrita.sample(xt, k, p, seeds=seeds, backend="triton")
     monkeypatch.setattr(triton_launch, "TWO_CUTS", True)
+    assert torch.equal(qrita.sample(xt, k, p, seeds=seeds, backend="triton"), tokens)
+
+
+@pytest.mark.parametrize("two_cuts", [False, True], ids=["one-cut", "two-cuts"])
+def test_one_row_waves_give_one_waves_bits(two_cuts, monkeypatch):
+    """Rows are processed in waves that reuse the scratch (slot, counters, partials).  With one row
+    a wave, every buffer is reused by the next row: select, masking and sampling must give the bits
+    of a single wave, on rows that hit, miss (top-p over a Gaussian row), cut ties and keep
+    everything, with the cut in its own launch and in the span programs."""
+    rng = np.random.default_rng(31)
+    V = 1500
+    x = np.round(rng.standard_normal((5, V)) * 3).astype(np.float32)  # ties
+    x[1] = rng.standard_normal(V)  # a wide top-p set: a miss
+    x[2] = _mass_concentrated(32, 1, V)[0]
+    x[4, :] = -np.inf
+    xt = torch.from_numpy(x).to(device=DEVICE)
+    k = torch.tensor([7, 0, 0, 40, 5], device=DEVICE)
+    p = torch.tensor([1.0, 0.9, 0.9, 0.8, 0.5], device=DEVICE)
+    seeds = torch.arange(5, device=DEVICE) * 11 + 2
+    for cut_pass in (False, True):
+        opts = dict(span=256, span_cap=32, cut_pass=cut_pass, two_cuts=two_cuts)
+        one_wave = (qrita.select(xt, k, p, backend="triton", options=opts),
+                    qrita.top_k_top_p(xt, k, p, backend="triton", options=opts, mask_value=-9.0))
+        _check(xt, k, p, "lowest_index", one_wave[0])
+        with monkeypatch.context() as m:
+            m.setattr(triton_launch, "SCRATCH_BYTES", 1)  # one row a wave
+            waves = (qrita.select(xt, k, p, backend="triton", options=opts),
+                     qrita.top_k_top_p(xt, k, p, backend="triton", options=opts, mask_value=-9.0))
+        for name in ("threshold", "num_ties", "count", "hit"):
+            assert torch.equal(getattr(waves[0], name), getattr(one_wave[0], name)), name
+        assert torch.equal(waves[1].view(torch.int32), one_wave[1].view(torch.int32))
+    monkeypatch.setattr(triton_launch, "SPAN_CAP", 32)
+    monkeypatch.setattr(triton_launch, "MAX_SPAN", 256)
+    monkeypatch.setattr(triton_launch, "TWO_CUTS", two_cuts)
+    tokens = qrita.sample(xt, k, p, seeds=seeds, backend="triton")
+    assert tokens.cpu().tolist() == qrita.sample(xt.cpu(), k.cpu(), p.cpu(), seeds=seeds.cpu(),
+                                                 backend="numpy").tolist()
+    monkeypatch.setattr(triton_launch, "SCRATCH_BYTES", 1)
+    monkeypatch.setattr(triton_launch, "SAMPLE_SCRATCH_BYTES", 1)
     assert torch.equal(qrita.sample(xt, k, p, seeds=seeds, backend="triton"), tokens)
 
 

@@ -37,7 +37,11 @@ SCRATCH_BYTES = 12 << 20  # scratch budget per wave (candidates and partials)
 MISS_PIVOTS = 15  # pivots per parallel miss round (16 lanes: 4 bits of key a round)
 ROUND_BLOCK = 256  # entries per block of a miss round (one column of lane accumulators per entry)
 ROUND_UNROLL = 4  # blocks loaded per iteration of a miss round (bytes in flight)
-TWO_CUTS = False  # default of the option two_cuts (kernels.row_cut_key): not yet measured on a GPU
+# default of the option two_cuts (kernels.row_cut_key).  H200 (8c9b7bb, select, B=1024, V=131072): top-p 0.9
+# LLM-like fp32 1746 -> 1273 us and bf16 1822 -> 1262 us (the rows hit), Zipf fp32 3182 -> 2818 us, top-p 0.5
+# Zipf 2509 -> 2036 us, B=1 LLM-like 65.7 -> 55.0 us; slower where rows miss both ways: Gaussian top-p 0.9
+# 3034 -> 3600 us, LLM-like top-p 0.5 1491 -> 1545 us (docs/bench/h200-2026-12-01/session7/)
+TWO_CUTS = True
 
 
 def miss_rounds(width: int) -> int:
@@ -127,7 +131,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
     # 4950 -> 3354 us (e0a14ca); bf16 Gaussian / LLM-like / Zipf 4539 / 2489 / 4960 -> 3337 / 2044 / 3562 us (8e158f5)
     mass_lanes = bool(opts.get("mass_lanes", True))
     # top-p rows whose model predicts a slot overflow gather above a second, count-based cut
-    # (kernels.row_cut_key); an option until it is measured on a GPU
+    # (kernels.row_cut_key)
     two_cuts_opt = bool(opts.get("two_cuts", TWO_CUTS))
     # miss-round lanes half in key, half in value (kernels.lane_taus); an option until it is measured
     value_lanes = bool(opts.get("value_lanes", False)) and npm >= 4
