@@ -55,9 +55,9 @@ LAYOUT_CASES = [("zipf", torch.float32, 1024, 50, None, LAYOUT), ("gauss", torch
                 ("llm", torch.float32, 1024, None, 0.9, LAYOUT), ("zipf", torch.float32, 1024, 100, 0.9, LAYOUT),
                 ("gauss", torch.bfloat16, 1024, 50, None, LAYOUT), ("zipf", torch.bfloat16, 1024, None, 0.9, LAYOUT),
                 ("llm", torch.float32, 64, 50, None, LAYOUT), ("zipf", torch.float32, 1, 50, None, LAYOUT)]
-# --set topp: top-p options, a second count-based gathering cut (kernels.row_cut_key) and miss-round
+# --set topp: top-p options, one cut against two (the default, kernels.row_cut_key) and miss-round
 # lanes half in value (kernels.lane_taus), alone and together
-TOPP = [{}, dict(two_cuts=True), dict(value_lanes=True), dict(two_cuts=True, value_lanes=True)]
+TOPP = [{}, dict(two_cuts=False), dict(value_lanes=True), dict(two_cuts=False, value_lanes=True)]
 TOPP_CASES = [(d, t, B, None, p, TOPP) for d in ("llm", "zipf", "gauss") for t in (torch.float32, torch.bfloat16)
               for B, p in ((1024, 0.9), (1024, 0.5), (1, 0.9))]
 # --set split: shorter spans (more programs a row, the slot kept at 8192 keys) and the cut's launch, at small B
