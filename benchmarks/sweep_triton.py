@@ -66,7 +66,16 @@ SPLIT = [{}, dict(span=8192, span_cap=512), dict(span=4096, span_cap=256), dict(
 SPLIT_CASES = [("llm", torch.float32, B, k, p, SPLIT if B > 16 else SPLIT[:4]) for B in (1, 16, 64)
                for k, p in ((50, None), (None, 0.9))] + [
     ("llm", torch.float32, 1024, k, p, SPLIT[:3]) for k, p in ((50, None), (None, 0.9))]
-SETS = {"geometry": CASES, "layout": LAYOUT_CASES, "topp": TOPP_CASES, "split": SPLIT_CASES}
+# --set batch: the small-batch defaults (launch.span_of, CUT_PASS_MIN_ROWS) against the earlier ones
+BATCH = [{}, dict(cut_pass=True), dict(span=16384, span_cap=1024)]
+BATCH_CASES = [("llm", torch.float32, B, k, p, BATCH) for B in (1, 16, 64, 128) for k, p in ((50, None), (None, 0.9))]
+# --set agg: span-pass slot appends, one atomic per thread and block (kernels.append_keys) against the default
+AGG = [{}, dict(append_agg=256)]
+AGG_CASES = [("zipf", torch.float32, 1024, 50, None, AGG), ("gauss", torch.float32, 1024, None, 0.9, AGG),
+             ("llm", torch.float32, 1024, None, 0.9, AGG), ("zipf", torch.bfloat16, 1024, 50, None, AGG),
+             ("zipf", torch.float32, 1024, 100, 0.9, AGG)]
+SETS = {"geometry": CASES, "layout": LAYOUT_CASES, "topp": TOPP_CASES, "split": SPLIT_CASES, "batch": BATCH_CASES,
+        "agg": AGG_CASES}
 
 
 def main() -> None:

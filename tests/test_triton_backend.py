@@ -162,14 +162,15 @@ def test_non_default_miss_lanes_are_exact(dtype, mode, ties, lanes):
 
 @pytest.mark.parametrize("truncation", [True, False])
 def test_schedule_options_give_the_same_bits(truncation):
-    """Sweep options change no result: prefetched span loads, other block sizes
-    (other atomic slot orders: masses are fixed-point), and the miss rounds' unroll."""
+    """Sweep options change no result: prefetched span loads, other block sizes and
+    column-aggregated slot appends (other atomic slot orders: masses are fixed-point),
+    and the miss rounds' unroll."""
     x = _adversarial_rows(torch.float32)
     x = torch.cat([x, torch.sort(x[:1], dim=1).values])  # clustered: the top keys fill one span
     base = dict(truncation=truncation, span=256, span_cap=64, span_block=64, round_block=32)
     # two combined variants keep the interpreter time down; each option differs from base in one of them
     variants = (dict(span_prefetch=True, round_unroll=8, cut_pass=True),
-                dict(span_block=32, round_unroll=1, span_layout="strided"))
+                dict(span_block=32, round_unroll=1, span_layout="strided", append_agg=16))
     # top-k alone is the hit path's case, top-p alone the miss rounds'; k+p on a GPU (interpreter time)
     requests = [(25, None) if truncation else (None, 0.8)] + ([] if INTERPRETED else [(40, 0.6)])
     for k, p in requests:
@@ -226,6 +227,33 @@ def test_two_cuts_hit_mass_concentrated_top_p_rows(dtype, monkeypatch):
     tokens = qrita.sample(xt, k, p, seeds=seeds, backend="triton")
     monkeypatch.setattr(triton_launch, "TWO_CUTS", True)
     assert torch.equal(qrita.sample(xt, k, p, seeds=seeds, backend="triton"), tokens)
+
+
+def test_small_batch_top_k_geometry_gives_the_default_bits():
+    """A top-k alone over few rows of more than MAX_SPAN entries takes short spans (``launch.span_of``):
+    the same bits as the default spans, for hits, a miss (k above the slot: the miss rounds over
+    short spans), cut ties, masking and sampling."""
+    V = 20000
+    assert triton_launch.span_of(V, 2, False, top_k_only=True)[0] < triton_launch.MAX_SPAN
+    rng = np.random.default_rng(41)
+    x = np.round(rng.standard_normal((3, V)) * 2).astype(np.float32)  # ties at every cut
+    x[1] = rng.standard_normal(V)
+    xt = torch.from_numpy(x).to(device=DEVICE)
+    k = torch.tensor([30, 1500, 7], device=DEVICE)  # 1500: more than the 5 * 256 slot keys
+    default = dict(span=triton_launch.MAX_SPAN, span_cap=triton_launch.SPAN_CAP)
+    short = qrita.select(xt, k, None, backend="triton")
+    _check(xt, k, None, "lowest_index", short)
+    assert not bool(short.hit[1])
+    ref = qrita.select(xt, k, None, backend="triton", options=default)
+    for name in ("threshold", "num_ties", "count"):
+        assert torch.equal(getattr(short, name), getattr(ref, name)), name
+    masked = qrita.top_k_top_p(xt, k, None, backend="triton", mask_value=-3.0)
+    want = qrita.top_k_top_p(xt.cpu(), k.cpu(), None, backend="numpy", mask_value=-3.0)
+    assert torch.equal(masked.cpu().view(torch.int32), want.view(torch.int32))
+    seeds = torch.tensor([3, 5, 8], device=DEVICE)
+    tokens = qrita.sample(xt, k, None, seeds=seeds, backend="triton")
+    assert tokens.cpu().tolist() == qrita.sample(xt.cpu(), k.cpu(), None, seeds=seeds.cpu(),
+                                                 backend="numpy").tolist()
 
 
 @pytest.mark.parametrize("two_cuts", [False, True], ids=["one-cut", "two-cuts"])
@@ -402,6 +430,14 @@ def test_no_sync_graph_capture_determinism_and_batch_invariance():
     assert torch.equal(alone[0].view(torch.int32), ref[37].view(torch.int32))
     inside = qrita.top_k_top_p(x0[30:40], k[30:40], p[30:40], backend="triton")
     assert torch.equal(inside[7].view(torch.int32), ref[37].view(torch.int32))
+    # 16 < B <= CUT_PASS_MIN_ROWS: the cut in the span programs and the strided layout
+    middle = qrita.top_k_top_p(x0[20:60], k[20:60], p[20:60], backend="triton")
+    assert torch.equal(middle[17].view(torch.int32), ref[37].view(torch.int32))
+    # a top-k alone: short spans at B <= SMALL_SPAN_MAX_ROWS (launch.span_of), the same bits
+    ref_k = qrita.top_k_top_p(x0, k, None, backend="triton")
+    for rows in (slice(37, 38), slice(30, 40), slice(20, 60)):
+        part = qrita.top_k_top_p(x0[rows], k[rows], None, backend="triton")
+        assert torch.equal(part.view(torch.int32), ref_k[rows].view(torch.int32)), rows
 
 
 @gpu

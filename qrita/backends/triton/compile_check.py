@@ -34,13 +34,34 @@ def _source(fn, args: dict, constexprs: dict) -> ASTSource:
     return ASTSource(fn=fn, signature=sig, constexprs={(names.index(k),): v for k, v in constexprs.items()})
 
 
-def variants(dtype: str, V: int = 131072):
-    """(name, ASTSource, num_warps) of every kernel the backend launches for ``dtype`` at vocabulary ``V``."""
+def variants(dtype: str, V: int = 131072, small: bool = False):
+    """(name, ASTSource, num_warps) of every kernel the backend launches for ``dtype`` at vocabulary ``V``.
+
+    ``small``: the kernels whose constants change with the small-batch top-k geometry
+    (spans of ``launch.SMALL_SPAN``, ``launch.span_of``), named with ", small"."""
+    if not small:
+        yield from _variants(dtype, V, launch.MAX_SPAN, launch.SPAN_CAP)
+        return
+    span, cap = launch.span_of(V, 1, False, top_k_only=True)
+    for name, src, num_warps in _variants(dtype, V, span, cap):
+        vector = not name.startswith("span_kernel") or ", vector" in name  # B <= 16: the vector layout
+        if name.startswith(SMALL_KERNELS) and vector and not any(part in name for part in SMALL_EXCLUDED):
+            yield name[:-1] + ", small]", src, num_warps
+
+
+# the kernels of a top-k alone at B <= launch.SMALL_SPAN_MAX_ROWS whose constants depend on the span
+SMALL_KERNELS = ("span_kernel", "finish_kernel", "round_kernel", "update_kernel", "tie_count_kernel",
+                 "tie_pick_kernel", "sample_slot_kernel", "slot_ties_kernel")
+SMALL_EXCLUDED = ("has_p=True", "cut_in=True", "two_cuts", "mass_only", "value_lanes", "wide", "prefetch",
+                  "span=32768", "agg=")
+
+
+def _variants(dtype: str, V: int, span0: int, cap0: int):
     kc = KEY_CONSTANTS[dtype]
     code = launch.DTYPE_CODE[dtype]
     x = POINTER[dtype]
-    n_spans_p2 = max(2, triton.next_power_of_2(triton.cdiv(V, launch.MAX_SPAN)))
-    slots = n_spans_p2 * launch.SPAN_CAP
+    n_spans_p2 = max(2, triton.next_power_of_2(triton.cdiv(V, span0)))
+    slots = n_spans_p2 * cap0
     search_warps = 8
     npm = triton.next_power_of_2(launch.MISS_PIVOTS + 1)
     row = {"x_ptr": x, "stride_xb": "i64", "stride_xv": "i64", "V": "i32", "row0": "i32",
@@ -58,33 +79,45 @@ def variants(dtype: str, V: int = 131072):
     # (has_p, prefetch, cut computed by cut_kernel, smallest key tracked, span, indices kept for sampling,
     # strided load layout: above CUT_PASS_MIN_ROWS rows, where the cut has its own launch, two cuts);
     # prefetch and two cuts are options; wide spans: a small scalar top-k alone over many rows (launch.span_of)
-    for has_p, prefetch, cut_in, need_min, span, with_idx, strided, two_cuts in (
-            (False, False, True, False, launch.MAX_SPAN, False, True, False),
-            (True, False, True, False, launch.MAX_SPAN, False, True, False),
-            (True, False, False, True, launch.MAX_SPAN, False, False, False),
-            (False, False, False, True, launch.MAX_SPAN, False, False, False),
-            (True, True, True, False, launch.MAX_SPAN, False, True, False),
-            (False, False, True, False, launch.WIDE_SPAN, False, True, False),
-            (True, False, True, False, launch.MAX_SPAN, True, True, False),
-            (False, False, True, False, launch.WIDE_SPAN, True, True, False),
-            (False, False, True, False, launch.MAX_SPAN, False, False, False),
-            (True, False, True, False, launch.MAX_SPAN, False, True, True),
-            (True, False, False, True, launch.MAX_SPAN, True, False, True)):
-        span_const = dict(SPAN=span, SPAN_CAP=launch.SPAN_CAP, BLOCK=launch.BLOCK, DTYPE=code,
+    for has_p, prefetch, cut_in, need_min, span, with_idx, strided, two_cuts, agg in (
+            (False, False, True, False, span0, False, True, False, 0),
+            (True, False, True, False, span0, False, True, False, 0),
+            (True, False, False, True, span0, False, False, False, 0),
+            (False, False, False, True, span0, False, False, False, 0),
+            (True, True, True, False, span0, False, True, False, 0),
+            (False, False, True, False, launch.WIDE_SPAN, False, True, False, 0),
+            (True, False, True, False, span0, True, True, False, 0),
+            (False, False, True, False, launch.WIDE_SPAN, True, True, False, 0),
+            (False, False, True, False, span0, False, False, False, 0),
+            (True, False, True, False, span0, False, True, True, 0),
+            (True, False, False, True, span0, True, False, True, 0),
+            # 16 < B <= CUT_PASS_MIN_ROWS: the cut in the span programs, the strided layout
+            (True, False, False, False, span0, False, True, True, 0),
+            (True, False, False, False, span0, True, True, True, 0),
+            (False, False, False, False, span0, False, True, False, 0),
+            (False, False, False, False, span0, True, True, False, 0),
+            # B <= 16, a scalar top-k (the small geometry's span kernels)
+            (False, False, False, False, span0, False, False, False, 0),
+            (False, False, False, False, span0, True, False, False, 0),
+            # the option append_agg (one slot atomic per thread and block)
+            (False, False, True, False, span0, False, True, False, 256),
+            (True, False, True, False, span0, False, True, True, 256)):
+        span_const = dict(SPAN=span, SPAN_CAP=cap0, BLOCK=launch.BLOCK, DTYPE=code,
                           W=kc.width, KEY_NEG_INF=kc.key_neg_inf, KEY_POS_INF=kc.key_pos_inf, SAMPLE=SAMPLE_SIZE,
                           LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE, TOPK_LUT_N=TOPK_DELTA.size,
                           TOPP_LUT_N=TOPP_DELTA.size, HAS_P=has_p, PREFETCH=prefetch, CUT_IN=cut_in,
-                          NEED_MIN=need_min, WITH_IDX=with_idx, STRIDED=strided, TWO_CUTS=two_cuts)
+                          NEED_MIN=need_min, WITH_IDX=with_idx, STRIDED=strided, TWO_CUTS=two_cuts, AGG=agg)
         name = f"span_kernel[{dtype}, has_p={has_p}, cut_in={cut_in}, need_min={need_min}"
         name += ", prefetch" if prefetch else ""
         name += ", with_idx" if with_idx else ""
         name += "" if strided else ", vector"
         name += ", two_cuts" if two_cuts else ""
+        name += f", agg={agg}" if agg else ""
         name += ", wide]" if span == launch.WIDE_SPAN else "]"
         yield name, _source(kernels.span_kernel, span_args, span_const), 8
     outputs = dict(thr_key_ptr="*i64", thr_bits_ptr="*i32", num_ties_ptr="*i32", count_ptr="*i32", hit_ptr="*i8",
                    cut_idx_ptr="*i64")
-    search_const = dict(N_SPANS_P2=n_spans_p2, SPAN_CAP=launch.SPAN_CAP, CB=launch.CB, REG_CAP=slots,
+    search_const = dict(N_SPANS_P2=n_spans_p2, SPAN_CAP=cap0, CB=min(launch.CB, cap0), REG_CAP=slots,
                         REG_SMALL=launch.REG_SMALL, REG_MID=launch.REG_MID,
                         NP=triton.next_power_of_2(NUM_PIVOTS + 1),
                         MAX_ROUNDS=core_search.max_rounds(kc.width, NUM_PIVOTS) + 2, DTYPE=code, W=kc.width,
@@ -100,9 +133,9 @@ def variants(dtype: str, V: int = 131072):
     round_args = dict(row, k_mode="i32", p_mode_arg="i32", cand_ptr="*i32", rpart_i_ptr="*i32",
                       rpart_f_ptr="*fp32", n_spans="i32", ctr_ptr="*i32", state_i_ptr="*i64", state_f_ptr="*fp32",
                       lanes_ptr="*i64")
-    for mass_only, span, value_lanes in ((False, launch.MAX_SPAN, False), (True, launch.MAX_SPAN, False),
-                                         (False, launch.WIDE_SPAN, False), (True, launch.MAX_SPAN, True)):
-        round_const = dict(SPAN=span, SPAN_CAP=launch.SPAN_CAP, BLOCK=launch.ROUND_BLOCK,
+    for mass_only, span, value_lanes in ((False, span0, False), (True, span0, False),
+                                         (False, launch.WIDE_SPAN, False), (True, span0, True)):
+        round_const = dict(SPAN=span, SPAN_CAP=cap0, BLOCK=launch.ROUND_BLOCK,
                            UNROLL=launch.ROUND_UNROLL, NPM=npm, DTYPE=code, W=kc.width, KEY_NEG_INF=kc.key_neg_inf,
                            MASS_ONLY=mass_only, VALUE_LANES=value_lanes)
         name = f"round_kernel[{dtype}" + (", mass_only" if mass_only else "") + (", value_lanes" if value_lanes else "")
@@ -123,7 +156,7 @@ def variants(dtype: str, V: int = 131072):
         yield name, _source(kernels.update_kernel, update_args, const), search_warps
     tie_args = {"x_ptr": x, "stride_xb": "i64", "stride_xv": "i64", "V": "i32", "row0": "i32", "thr_key_ptr": "*i64",
                 "cut_idx_ptr": "*i64", "tie_cnt_ptr": "*i32", "n_spans": "i32"}
-    for span in (launch.MAX_SPAN, launch.WIDE_SPAN):
+    for span in (span0, launch.WIDE_SPAN):
         const = dict(SPAN=span, BLOCK=launch.BLOCK, DTYPE=code, W=kc.width)
         yield f"tie_count_kernel[{dtype}, span={span}]", _source(kernels.tie_count_kernel, tie_args, const), 8
         pick_args = dict(tie_args, num_ties_ptr="*i32")
@@ -134,13 +167,13 @@ def variants(dtype: str, V: int = 131072):
     slot_args = {"cand_ptr": "*i32", "idx_ptr": "*i32", "part_i_ptr": "*i64", "n_spans": "i32", "row0": "i32",
                  "thr_key_ptr": "*i64", "cut_idx_ptr": "*i64", "hit_ptr": "*i8", "state_ptr": "*i64",
                  "out_ptr": "*i64"}
-    const = dict(SPAN_CAP=launch.SPAN_CAP, N_SPANS_P2=n_spans_p2, CHUNK=launch.SLOT_CHUNK, DTYPE=code,
+    const = dict(SPAN_CAP=cap0, N_SPANS_P2=n_spans_p2, CHUNK=launch.SLOT_CHUNK, DTYPE=code,
                  W=kc.width, KEY_POS_INF=kc.key_pos_inf)
     yield f"sample_slot_kernel[{dtype}]", _source(kernels.sample_slot_kernel, slot_args, const), 4
     ties_args = dict(slot_args, ctr_ptr="*i32", num_ties_ptr="*i32")
     ties_args = {name: ties_args[name] for name in ("cand_ptr", "idx_ptr", "part_i_ptr", "n_spans", "ctr_ptr", "row0",
                                                     "thr_key_ptr", "num_ties_ptr", "cut_idx_ptr", "hit_ptr")}
-    const = dict(SPAN_CAP=launch.SPAN_CAP, N_SPANS_P2=n_spans_p2, CHUNK=launch.SLOT_CHUNK, TILE=launch.TIE_TILE,
+    const = dict(SPAN_CAP=cap0, N_SPANS_P2=n_spans_p2, CHUNK=launch.SLOT_CHUNK, TILE=launch.TIE_TILE,
                  IDX_BITS=24)
     yield f"slot_ties_kernel[{dtype}]", _source(kernels.slot_ties_kernel, ties_args, const), 4
     mask_args = {"x_ptr": x, "stride_xb": "i64", "stride_xv": "i64", "out_ptr": x, "stride_ob": "i64",
@@ -152,7 +185,7 @@ def variants(dtype: str, V: int = 131072):
     scatter_args = {name: slot_args[name] for name in ("cand_ptr", "idx_ptr", "part_i_ptr", "n_spans", "row0",
                                                        "thr_key_ptr", "cut_idx_ptr", "hit_ptr")}
     scatter_args.update(out_ptr=x, stride_ob="i64", stride_ov="i64")
-    const = dict(SPAN_CAP=launch.SPAN_CAP, N_SPANS_P2=n_spans_p2, CHUNK=launch.SLOT_CHUNK, DTYPE=code, W=kc.width)
+    const = dict(SPAN_CAP=cap0, N_SPANS_P2=n_spans_p2, CHUNK=launch.SLOT_CHUNK, DTYPE=code, W=kc.width)
     yield f"scatter_kernel[{dtype}]", _source(kernels.scatter_kernel, scatter_args, const), 4
     sample_args = {"x_ptr": x, "stride_xb": "i64", "stride_xv": "i64", "V": "i32", "row0": "i32",
                    "thr_key_ptr": "*i64", "cut_idx_ptr": "*i64", "state_ptr": "*i64", "part_v_ptr": "*fp64",
@@ -178,8 +211,8 @@ def main(argv: list[str] | None = None) -> int:
     failures = 0
     for spec in targets:
         target = parse_target(spec)
-        for dtype in GPU_DTYPES:
-            for name, src, num_warps in variants(dtype):
+        for dtype, small in [(dtype, small) for dtype in GPU_DTYPES for small in (False, True)]:
+            for name, src, num_warps in variants(dtype, small=small):
                 t = time.time()
                 try:
                     compiled = triton.compile(src, target=target, options={"num_warps": num_warps})

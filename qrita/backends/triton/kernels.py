@@ -262,7 +262,7 @@ def span_block(x_row, stride_xv, V, start, i, nxt, SPAN: tl.constexpr, BLOCK: tl
 
 @triton.jit
 def append_keys(slot_ptr, ctr_ptr, key, sel, cap, STOP: tl.constexpr, idx_ptr=None, offs=None,
-                WITH_IDX: tl.constexpr = False):
+                WITH_IDX: tl.constexpr = False, AGG: tl.constexpr = 0):
     """Append the selected keys to a row's slot of ``cap`` keys; past ``cap`` they are dropped.
 
     ``WITH_IDX``: the token indices ``offs`` go to ``idx_ptr`` at the same positions
@@ -278,12 +278,24 @@ def append_keys(slot_ptr, ctr_ptr, key, sel, cap, STOP: tl.constexpr, idx_ptr=No
     candidates than slots does not serialise on its counter.  The counter then
     no longer counts every key: callers that need the count keep their own
     (the span pass does; a miss round gathers only what is known to fit).
+
+    ``AGG`` (an option, ``append_agg``): the block is viewed as ``[BLOCK // AGG, AGG]``,
+    column j holding the entries ``j, j + AGG, ...`` (one thread's entries in the
+    strided layout when AGG is the thread count); each column takes one atomic for
+    its selected entries, and their positions follow by a prefix sum down the column.
     """
     sel_a = sel
     if STOP:
         sel_a = sel & ((tl.zeros(key.shape, tl.int32) + tl.load(ctr_ptr)) < cap)
-    ones = tl.full(key.shape, 1, tl.int32)
-    pos = tl.atomic_add(ctr_ptr + tl.zeros(key.shape, tl.int32), ones, mask=sel_a, sem="relaxed")
+    if AGG > 0:
+        ROWS: tl.constexpr = key.shape[0] // AGG
+        sel2 = tl.reshape(sel_a.to(tl.int32), (ROWS, AGG))
+        n_col = tl.sum(sel2, axis=0)
+        col0 = tl.atomic_add(ctr_ptr + tl.zeros((AGG,), tl.int32), n_col, mask=n_col > 0, sem="relaxed")
+        pos = tl.reshape(col0[None, :] + tl.cumsum(sel2, axis=0) - sel2, (ROWS * AGG,))
+    else:
+        ones = tl.full(key.shape, 1, tl.int32)
+        pos = tl.atomic_add(ctr_ptr + tl.zeros(key.shape, tl.int32), ones, mask=sel_a, sem="relaxed")
     tl.store(slot_ptr + pos, key.to(tl.int32, bitcast=True), mask=sel_a & (pos < cap))
     if WITH_IDX:
         tl.store(idx_ptr + pos, offs.to(tl.int32), mask=sel_a & (pos < cap))
@@ -320,7 +332,7 @@ def span_kernel(
     SAMPLE: tl.constexpr, LUT_STEPS: tl.constexpr, TOPK_LUT_N: tl.constexpr, TOPP_LUT_N: tl.constexpr,
     HAS_P: tl.constexpr, PREFETCH: tl.constexpr = False, CUT_IN: tl.constexpr = False,
     NEED_MIN: tl.constexpr = True, WITH_IDX: tl.constexpr = False, STRIDED: tl.constexpr = False,
-    TWO_CUTS: tl.constexpr = False,
+    TWO_CUTS: tl.constexpr = False, AGG: tl.constexpr = 0,
 ):
     """Partials of one span of one row; candidates go to the row's slot ``cand[slot, :n_spans * SPAN_CAP]``.
 
@@ -339,6 +351,7 @@ def span_kernel(
     option ``span_layout`` of ``launch.py``).  ``TWO_CUTS`` (top-p only): the
     candidates are the keys above the gathering cut, and the count and mass above
     the row's low cut go to ``part_low`` and ``part_f[3]`` (:func:`row_cut_key`).
+    ``AGG``: one slot atomic per column of AGG entries (:func:`append_keys`).
     """
     slot = tl.program_id(0)
     span = tl.program_id(1)
@@ -401,7 +414,8 @@ def span_kernel(
                 n_low_v += above_low.to(tl.int32)
             m_v = m_new
         n_cand_v += cand.to(tl.int32)
-        append_keys(cand_base, ctr, key, cand, rowcap, True, idx_base, start + i + tl.arange(0, BLOCK), WITH_IDX)
+        append_keys(cand_base, ctr, key, cand, rowcap, True, idx_base, start + i + tl.arange(0, BLOCK), WITH_IDX,
+                    AGG)
     m = tl.max(m_v, axis=0)
     f = tl.where(m_v == float("-inf"), 0.0, tl.exp(m_v - m))
     if NEED_MIN:

@@ -20,16 +20,22 @@ from . import kernels
 DTYPE_CODE = {"float32": kernels.F32.value, "float16": kernels.F16.value, "bfloat16": kernels.BF16.value}
 TORCH_DTYPE = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
-# Geometry.  A row is cut into spans of SPAN entries.  No result depends on the
-# span (every consumer of a row's candidates is order-independent and exact), so
-# span_of may look at B and the request without breaking batch invariance.
+# Geometry.  A row is cut into spans of SPAN entries.  No top-k result depends on
+# the span (every consumer of a row's candidates is order-independent and exact), so
+# span_of may look at B for a top-k alone without breaking batch invariance; a top-p
+# request keeps MAX_SPAN (its softmax partials are float sums over spans).
 MAX_SPAN = 16384
 WIDE_SPAN = 32768  # top-k alone at B >= WIDE_SPAN_MIN_ROWS
 WIDE_SPAN_MIN_ROWS = 256
 WIDE_SPAN_MAX_K = 1024
+SMALL_SPAN = 4096  # top-k alone at B <= SMALL_SPAN_MAX_ROWS: four times the programs a row
+SMALL_SPAN_MAX_ROWS = 16
 BLOCK = 1024  # entries per iteration of the span pass (1024 won the H200 sweep of 9b05172)
 SPAN_CAP = 1024  # candidate slot per span of the row (6.25%); a row holds n_spans * SPAN_CAP, more is a miss
-CUT_PASS_MIN_ROWS = 16  # more rows than this: the cut has its own launch (cut_kernel)
+# more rows than this: the cut has its own launch (cut_kernel).  H200 (9ca20df, select, LLM-like, B=64):
+# top-p 0.9 236 -> 181 us with the cut in the span programs, top-k 50 51.6 us either way
+CUT_PASS_MIN_ROWS = 64
+STRIDED_MIN_ROWS = 16  # more rows than this: the span pass loads in the strided layout (option span_layout)
 REG_SMALL = 512  # candidates searched in a small register tile (the common top-k case)
 REG_MID = 4096  # a mid-size tile (heavy-tailed rows: e.g. ~2800 candidates for top-k 50 of Zipf logits)
 CB = 1024  # keys per chunk of a search over memory (== SPAN_CAP: one chunk per span)
@@ -72,17 +78,26 @@ def int_option(options: dict, name: str, default: int, *, pow2: bool = False, ch
     return int(value)
 
 
-def span_of(V: int, B: int, wide: bool) -> int:
-    """Entries per span (one span for V <= span).
+def span_of(V: int, B: int, wide: bool, top_k_only: bool = False) -> tuple[int, int]:
+    """(entries per span, slot keys per span) (one span for V <= span).
 
     A small scalar top-k alone over many rows (``wide``) takes spans twice as
     long: half the programs, and the slot of ``n_spans * SPAN_CAP`` keys still
     holds several times what its cut gathers (H200, top-k 50, Zipf, B=1024,
     V=131072: 862 -> 720 us).  Top-p cuts gather more, and small batches need
-    the programs.  The span changes no bit: every consumer of the slot is
-    order-independent and exact.
+    the programs.  A top-k alone over at most SMALL_SPAN_MAX_ROWS rows of more than MAX_SPAN takes
+    spans of SMALL_SPAN, four times the programs, with the slot per span cut in
+    proportion so that a row's slot stays ``V / 16`` keys (H200, 9ca20df, select,
+    top-k 50, LLM-like, V=131072: B=1 38.8 -> 27.4 us, B=16 41.7 -> 32.4 us; at
+    B=64 the default is faster).  For top-k the span changes no bit: counts are
+    exact and every consumer of the slot is order-independent.  A top-p request
+    keeps one span whatever B is: its softmax partials are float sums over spans.
     """
-    return WIDE_SPAN if wide and B >= WIDE_SPAN_MIN_ROWS else MAX_SPAN
+    if wide and B >= WIDE_SPAN_MIN_ROWS:
+        return WIDE_SPAN, SPAN_CAP
+    if top_k_only and B <= SMALL_SPAN_MAX_ROWS and V > MAX_SPAN:
+        return SMALL_SPAN, SPAN_CAP * SMALL_SPAN // MAX_SPAN
+    return MAX_SPAN, SPAN_CAP
 
 
 @functools.lru_cache(maxsize=16)
@@ -143,10 +158,13 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
     # top-k 50 fp32 437 -> 373 us, bf16 540 -> 400 us, LLM-like top-p 1867 -> 1788 us, bf16 Zipf
     # top-p 3554 -> 3380 us; slower on Zipf top-k 734 -> 789 us and at B=1 (45 -> 54 us), where the
     # span programs also compute the cut and keep conversions either way.  So: strided above
-    # CUT_PASS_MIN_ROWS rows (the separate cut launch), vector below.
+    # STRIDED_MIN_ROWS rows, vector below.
+    # span-pass slot appends: one atomic per selected entry (0, the default), or per column of AGG entries
+    # (kernels.append_keys; AGG = the thread count gives one atomic per thread and block in the strided layout)
+    append_agg = int_option(opts, "append_agg", 0, pow2=True) if opts.get("append_agg") else 0
     span_layout = opts.get("span_layout")
     if span_layout is None:
-        span_layout = "strided" if B > CUT_PASS_MIN_ROWS else "vector"
+        span_layout = "strided" if B > STRIDED_MIN_ROWS else "vector"
     if span_layout not in ("strided", "vector"):
         raise QritaValueError(
             f"options['span_layout'] must be 'strided' or 'vector' (or left out for the default), got {span_layout!r}")
@@ -180,8 +198,10 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         # test/ablation knobs (powers of two): small spans drive the split-row and
         # buffer paths at interpreter-sized V
         wide = p_mode == 0 and k_mode == 1 and k_s <= WIDE_SPAN_MAX_K
-        span = int_option(opts, "span", span_of(V, B, wide), pow2=True)
-        span_cap = int_option(opts, "span_cap", SPAN_CAP, pow2=True)
+        auto_span, auto_cap = span_of(V, B, wide, top_k_only=p_mode == 0 and k_mode != 0)
+        span = int_option(opts, "span", auto_span, pow2=True)
+        # a span given as an option keeps the default slot per span unless span_cap is given too
+        span_cap = int_option(opts, "span_cap", auto_cap if opts.get("span") is None else SPAN_CAP, pow2=True)
         block = min(int_option(opts, "span_block", BLOCK, pow2=True), span)
         round_block = min(int_option(opts, "round_block", ROUND_BLOCK, pow2=True), span)
         round_unroll = min(int_option(opts, "round_unroll", ROUND_UNROLL, pow2=True), span // round_block)
@@ -240,7 +260,8 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                 SAMPLE=SAMPLE_SIZE, LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE,
                 TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size, HAS_P=p_mode != 0,
                 PREFETCH=bool(opts.get("span_prefetch", False)), CUT_IN=cut_in, NEED_MIN=not all_search,
-                WITH_IDX=with_idx, STRIDED=span_layout == "strided", TWO_CUTS=two_cuts, num_warps=span_warps,
+                WITH_IDX=with_idx, STRIDED=span_layout == "strided", TWO_CUTS=two_cuts,
+                AGG=min(append_agg, block), num_warps=span_warps,
                 **common,
             )
             kernels.finish_kernel[(rows,)](
