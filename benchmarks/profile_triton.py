@@ -26,7 +26,7 @@ def call(mode: str, x: torch.Tensor, k, p, options: dict):
     if options:
         raise SystemExit("qrita.sample takes no backend options: profile it with the defaults")
     seeds = torch.arange(x.shape[0], device=x.device)
-    return qrita.sample(x, k, p, seeds=seeds, backend="triton", options=options)
+    return qrita.sample(x, k, p, seeds=seeds, backend="triton")
 
 
 def profile(x0: torch.Tensor, k, p, options: dict, mode: str = "masked", reps: int = 3):

@@ -209,6 +209,9 @@ def test_two_cuts_hit_mass_concentrated_top_p_rows(dtype, monkeypatch):
         two = qrita.select(xt, k, p, backend="triton", options=opts)
         _check(xt, k, p, "lowest_index", two)
         _check(xt, k, p, "all", qrita.select(xt, k, p, backend="triton", ties="all", options=opts))
+        # a second cut for an eighth of the slot (option two_cut_share): exact too
+        _check(xt, k, p, "lowest_index",
+               qrita.select(xt, k, p, backend="triton", options=dict(opts, two_cut_share=8)))
         if p == 0.9 and k is None:
             hit_one, hit_two = one.hit.cpu().numpy(), two.hit.cpu().numpy()
             assert not hit_one[[0, 1, 3]].any(), "the Gaussian cut overflows the slot on these rows"
@@ -298,7 +301,8 @@ def test_one_row_waves_give_one_waves_bits(two_cuts, monkeypatch):
 @pytest.mark.parametrize(
     ("name", "value"),
     [("span", 300), ("span_cap", 0), ("span_block", 96), ("span_warps", 3), ("num_pivots", 0), ("miss_rounds", -1),
-     ("reg_cap", True), ("round_warps", 2.0), ("round_unroll", 3), ("span_layout", "wide")],
+     ("reg_cap", True), ("round_warps", 2.0), ("round_unroll", 3), ("span_layout", "wide"), ("two_cut_share", 3),
+     ("append_agg", 96)],
 )
 def test_bad_options_name_the_option(name, value):
     x = _logits(6, 2, 300, torch.float32)

@@ -75,7 +75,8 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
                      TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size)
     for two_cuts in (False, True):
         name = f"cut_kernel[{dtype}" + (", two_cuts]" if two_cuts else "]")
-        yield name, _source(kernels.cut_kernel, cut_args, dict(cut_const, TWO_CUTS=two_cuts)), 4
+        share = launch.TWO_CUT_SHARE if two_cuts else 0
+        yield name, _source(kernels.cut_kernel, cut_args, dict(cut_const, TWO_CUTS=share)), 4
     # (has_p, prefetch, cut computed by cut_kernel, smallest key tracked, span, indices kept for sampling,
     # strided load layout: above CUT_PASS_MIN_ROWS rows, where the cut has its own launch, two cuts);
     # prefetch and two cuts are options; wide spans: a small scalar top-k alone over many rows (launch.span_of)
@@ -106,7 +107,8 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
                           W=kc.width, KEY_NEG_INF=kc.key_neg_inf, KEY_POS_INF=kc.key_pos_inf, SAMPLE=SAMPLE_SIZE,
                           LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE, TOPK_LUT_N=TOPK_DELTA.size,
                           TOPP_LUT_N=TOPP_DELTA.size, HAS_P=has_p, PREFETCH=prefetch, CUT_IN=cut_in,
-                          NEED_MIN=need_min, WITH_IDX=with_idx, STRIDED=strided, TWO_CUTS=two_cuts, AGG=agg)
+                          NEED_MIN=need_min, WITH_IDX=with_idx, STRIDED=strided,
+                          TWO_CUTS=launch.TWO_CUT_SHARE if two_cuts else 0, AGG=agg)
         name = f"span_kernel[{dtype}, has_p={has_p}, cut_in={cut_in}, need_min={need_min}"
         name += ", prefetch" if prefetch else ""
         name += ", with_idx" if with_idx else ""

@@ -176,17 +176,18 @@ def topk_delta(lut_ptr, n_eff, k, LUT_STEPS: tl.constexpr, TOPK_LUT_N: tl.conste
 @triton.jit
 def row_cut_key(x_row, stride_xv, V, k_active, k, p_mode, p, topk_lut_ptr, topp_lut_ptr,
                 DTYPE: tl.constexpr, W: tl.constexpr, SAMPLE: tl.constexpr, LUT_STEPS: tl.constexpr,
-                TOPK_LUT_N: tl.constexpr, TOPP_LUT_N: tl.constexpr, rowcap=0, TWO_CUTS: tl.constexpr = False):
+                TOPK_LUT_N: tl.constexpr, TOPP_LUT_N: tl.constexpr, rowcap=0, TWO_CUTS: tl.constexpr = 0):
     """Keys of the sigma-truncation cuts (0 = no usable cut: every keepable entry is a candidate):
     (gathering cut, low cut).
 
-    Without ``TWO_CUTS`` both are the cut ``t``.  With it, a top-p row whose model
+    Without ``TWO_CUTS`` (0) both are the cut ``t``.  With it, a top-p row whose model
     predicts more than its slot of ``rowcap`` keys above ``t`` (``t`` below the
     top-k cut for ``rowcap`` entries, and more than ``rowcap`` finite entries
-    expected) gathers above a second cut, the top-k cut for ``rowcap // 4``
-    entries, and keeps ``t`` as its low cut: the span pass then counts and weighs
-    the entries above both.  Mass-concentrated rows (a few strong logits over a
-    wide floor, where ``t`` lands in the floor) then hit.
+    expected) gathers above a second cut, the top-k cut for ``rowcap // TWO_CUTS``
+    entries (the option ``two_cut_share``, 4 by default), and keeps ``t`` as its low
+    cut: the span pass then counts and weighs the entries above both.
+    Mass-concentrated rows (a few strong logits over a wide floor, where ``t`` lands
+    in the floor) then hit.
     """
     offs = tl.arange(0, SAMPLE)
     inb = offs < V
@@ -208,11 +209,11 @@ def row_cut_key(x_row, stride_xv, V, k_active, k, p_mode, p, topk_lut_ptr, topp_
     key = cut_key_of(t, usable, DTYPE, W)
     gkey = key
     if TWO_CUTS:
-        # the finite entries the sample predicts, and the top-k cuts for rowcap and rowcap // 4 of them
+        # the finite entries the sample predicts, and the top-k cuts for rowcap and rowcap // TWO_CUTS of them
         n_eff = tl.maximum(n * (tl.cast(V, tl.float32) / tl.minimum(tl.cast(V, tl.float32), SAMPLE * 1.0)), 1.0)
         cap = tl.cast(rowcap, tl.float32)
         t_cap = mu + topk_delta(topk_lut_ptr, n_eff, cap, LUT_STEPS, TOPK_LUT_N) * sigma
-        t2 = mu + topk_delta(topk_lut_ptr, n_eff, cap * 0.25, LUT_STEPS, TOPK_LUT_N) * sigma
+        t2 = mu + topk_delta(topk_lut_ptr, n_eff, cap * (1.0 / TWO_CUTS), LUT_STEPS, TOPK_LUT_N) * sigma
         switch = (k_active == 0) & (p_mode == 2) & (n_eff > cap) & (t < t_cap) & (t2 > t)
         key2 = cut_key_of(t2, usable, DTYPE, W)
         gkey = tl.where(switch & (key2 > key), key2, key)
@@ -308,7 +309,7 @@ def cut_kernel(
     topk_lut_ptr, topp_lut_ptr, cut_ptr, rowcap,
     DTYPE: tl.constexpr, W: tl.constexpr,
     SAMPLE: tl.constexpr, LUT_STEPS: tl.constexpr, TOPK_LUT_N: tl.constexpr, TOPP_LUT_N: tl.constexpr,
-    TWO_CUTS: tl.constexpr = False,
+    TWO_CUTS: tl.constexpr = 0,
 ):
     """The sigma-truncation cuts of each row of a wave, once per row (grid (rows,)), for the span pass:
     ``cut[slot] = (gathering cut, low cut)`` (:func:`row_cut_key`)."""
@@ -332,7 +333,7 @@ def span_kernel(
     SAMPLE: tl.constexpr, LUT_STEPS: tl.constexpr, TOPK_LUT_N: tl.constexpr, TOPP_LUT_N: tl.constexpr,
     HAS_P: tl.constexpr, PREFETCH: tl.constexpr = False, CUT_IN: tl.constexpr = False,
     NEED_MIN: tl.constexpr = True, WITH_IDX: tl.constexpr = False, STRIDED: tl.constexpr = False,
-    TWO_CUTS: tl.constexpr = False, AGG: tl.constexpr = 0,
+    TWO_CUTS: tl.constexpr = 0, AGG: tl.constexpr = 0,
 ):
     """Partials of one span of one row; candidates go to the row's slot ``cand[slot, :n_spans * SPAN_CAP]``.
 
@@ -348,7 +349,8 @@ def span_kernel(
     +inf count is kept only with ``HAS_P`` (it only changes top-p weights).
     ``WITH_IDX``: each candidate's token index goes to ``idx[slot]`` beside its key.
     ``STRIDED``: a thread's entries of a block lie one thread count apart (the
-    option ``span_layout`` of ``launch.py``).  ``TWO_CUTS`` (top-p only): the
+    option ``span_layout`` of ``launch.py``).  ``TWO_CUTS`` (top-p only; the share of
+    :func:`row_cut_key`, 0 = one cut): the
     candidates are the keys above the gathering cut, and the count and mass above
     the row's low cut go to ``part_low`` and ``part_f[3]`` (:func:`row_cut_key`).
     ``AGG``: one slot atomic per column of AGG entries (:func:`append_keys`).

@@ -48,6 +48,7 @@ ROUND_UNROLL = 4  # blocks loaded per iteration of a miss round (bytes in flight
 # Zipf 2509 -> 2036 us, B=1 LLM-like 65.7 -> 55.0 us; slower where rows miss both ways: Gaussian top-p 0.9
 # 3034 -> 3600 us, LLM-like top-p 0.5 1491 -> 1545 us (docs/bench/h200-2026-12-01/session7/)
 TWO_CUTS = True
+TWO_CUT_SHARE = 4  # the second cut gathers about rowcap // TWO_CUT_SHARE keys (option two_cut_share)
 
 
 def miss_rounds(width: int) -> int:
@@ -148,6 +149,9 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
     # top-p rows whose model predicts a slot overflow gather above a second, count-based cut
     # (kernels.row_cut_key)
     two_cuts_opt = bool(opts.get("two_cuts", TWO_CUTS))
+    # the second cut's target, a power of two: rowcap // share keys (fewer keys to append, a higher bar
+    # for the mass above it); 4 is the one measured on the H200
+    two_cut_share = int_option(opts, "two_cut_share", TWO_CUT_SHARE, pow2=True)
     # miss-round lanes half in key, half in value (kernels.lane_taus); an option until it is measured
     value_lanes = bool(opts.get("value_lanes", False)) and npm >= 4
     # span-pass load layout (the bits do not depend on it): "strided" (one entry per thread per
@@ -248,7 +252,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                     x, x.stride(0), x.stride(1), V, row0, k_ptr, k_s, p_ptr, p_s, k_mode, p_mode,
                     topk_lut, topp_lut, cut, n_spans * span_cap, SAMPLE=SAMPLE_SIZE,
                     LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE, TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size,
-                    TWO_CUTS=two_cuts, num_warps=4, **common,
+                    TWO_CUTS=two_cut_share if two_cuts else 0, num_warps=4, **common,
                 )
             kernels.span_kernel[(rows, n_spans)](
                 x, x.stride(0), x.stride(1), V, row0,
@@ -260,7 +264,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                 SAMPLE=SAMPLE_SIZE, LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE,
                 TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size, HAS_P=p_mode != 0,
                 PREFETCH=bool(opts.get("span_prefetch", False)), CUT_IN=cut_in, NEED_MIN=not all_search,
-                WITH_IDX=with_idx, STRIDED=span_layout == "strided", TWO_CUTS=two_cuts,
+                WITH_IDX=with_idx, STRIDED=span_layout == "strided", TWO_CUTS=two_cut_share if two_cuts else 0,
                 AGG=min(append_agg, block), num_warps=span_warps,
                 **common,
             )
