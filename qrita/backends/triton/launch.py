@@ -152,8 +152,13 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
     # the second cut's target, a power of two: rowcap // share keys (fewer keys to append, a higher bar
     # for the mass above it); 4 is the one measured on the H200
     two_cut_share = int_option(opts, "two_cut_share", TWO_CUT_SHARE, pow2=True)
-    # miss-round lanes half in key, half in value (kernels.lane_taus); an option until it is measured
+    # miss-round lanes half in key, half in value (kernels.lane_taus); an option: slower on the H200 in most
+    # cases (8c9b7bb: LLM-like top-p 0.9 1746 -> 2399 us)
     value_lanes = bool(opts.get("value_lanes", False)) and npm >= 4
+    # span-pass slot appends: one atomic per selected entry (0, the default; ptxas aggregates them per warp),
+    # or per column of AGG entries (kernels.append_keys).  H200 (b1e6232): AGG=256 (one atomic per thread
+    # and block) is slower, e.g. Zipf top-k 50 733 -> 782 us
+    append_agg = int_option(opts, "append_agg", 0, pow2=True) if opts.get("append_agg") else 0
     # span-pass load layout (the bits do not depend on it): "strided" (one entry per thread per
     # load, adjacent threads) is the layout of the slot atomics and stores, so the loop has no
     # shared-memory layout conversion; with "vector" (4 adjacent entries per thread) Triton 3.6
@@ -163,9 +168,6 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
     # top-p 3554 -> 3380 us; slower on Zipf top-k 734 -> 789 us and at B=1 (45 -> 54 us), where the
     # span programs also compute the cut and keep conversions either way.  So: strided above
     # STRIDED_MIN_ROWS rows, vector below.
-    # span-pass slot appends: one atomic per selected entry (0, the default), or per column of AGG entries
-    # (kernels.append_keys; AGG = the thread count gives one atomic per thread and block in the strided layout)
-    append_agg = int_option(opts, "append_agg", 0, pow2=True) if opts.get("append_agg") else 0
     span_layout = opts.get("span_layout")
     if span_layout is None:
         span_layout = "strided" if B > STRIDED_MIN_ROWS else "vector"
