@@ -162,14 +162,14 @@ def test_non_default_miss_lanes_are_exact(dtype, mode, ties, lanes):
 
 @pytest.mark.parametrize("truncation", [True, False])
 def test_schedule_options_give_the_same_bits(truncation):
-    """Sweep options change no result: prefetched span loads, other block sizes and
-    column-aggregated slot appends (other atomic slot orders: masses are fixed-point),
-    and the miss rounds' unroll."""
+    """Sweep options change no result: prefetched span loads, other block sizes,
+    column-aggregated and deferred slot appends (other atomic slot orders: masses are
+    fixed-point), and the miss rounds' unroll."""
     x = _adversarial_rows(torch.float32)
     x = torch.cat([x, torch.sort(x[:1], dim=1).values])  # clustered: the top keys fill one span
     base = dict(truncation=truncation, span=256, span_cap=64, span_block=64, round_block=32)
     # two combined variants keep the interpreter time down; each option differs from base in one of them
-    variants = (dict(span_prefetch=True, round_unroll=8, cut_pass=True),
+    variants = (dict(span_prefetch=True, round_unroll=8, cut_pass=True, append_defer=True),
                 dict(span_block=32, round_unroll=1, span_layout="strided", append_agg=16))
     # top-k alone is the hit path's case, top-p alone the miss rounds'; k+p on a GPU (interpreter time)
     requests = [(25, None) if truncation else (None, 0.8)] + ([] if INTERPRETED else [(40, 0.6)])
@@ -373,6 +373,9 @@ def test_fill_and_scatter_gives_the_read_paths_bits(dtype, monkeypatch):
     out = xt.clone()
     res = qrita.top_k_top_p(out, k, p, backend="triton", mask_value=-7.0, inplace=True, options=scatter)
     assert res is out and torch.equal(out.cpu().view(bits), want.view(bits))
+    # deferred slot stores (option append_defer) keep every key and token index the scatter writes back
+    got = qrita.top_k_top_p(xt, k, p, backend="triton", mask_value=-7.0, options=dict(scatter, append_defer=True))
+    assert torch.equal(got.cpu().view(bits), want.view(bits))
     sel = qrita.select(xt, k, p, backend="triton")
     assert sel.hit.cpu().tolist()[:3] == [True, True, True]  # the scatter path ran (rows 0, 1; row 2 reads)
 

@@ -53,7 +53,7 @@ def variants(dtype: str, V: int = 131072, small: bool = False):
 SMALL_KERNELS = ("span_kernel", "finish_kernel", "round_kernel", "update_kernel", "tie_count_kernel",
                  "tie_pick_kernel", "sample_slot_kernel", "slot_ties_kernel")
 SMALL_EXCLUDED = ("has_p=True", "cut_in=True", "two_cuts", "mass_only", "value_lanes", "wide", "prefetch",
-                  "span=32768", "agg=")
+                  "span=32768", "agg=", "defer")
 
 
 def _variants(dtype: str, V: int, span0: int, cap0: int):
@@ -80,41 +80,45 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
     # (has_p, prefetch, cut computed by cut_kernel, smallest key tracked, span, indices kept for sampling,
     # strided load layout: above CUT_PASS_MIN_ROWS rows, where the cut has its own launch, two cuts);
     # prefetch and two cuts are options; wide spans: a small scalar top-k alone over many rows (launch.span_of)
-    for has_p, prefetch, cut_in, need_min, span, with_idx, strided, two_cuts, agg in (
-            (False, False, True, False, span0, False, True, False, 0),
-            (True, False, True, False, span0, False, True, False, 0),
-            (True, False, False, True, span0, False, False, False, 0),
-            (False, False, False, True, span0, False, False, False, 0),
-            (True, True, True, False, span0, False, True, False, 0),
-            (False, False, True, False, launch.WIDE_SPAN, False, True, False, 0),
-            (True, False, True, False, span0, True, True, False, 0),
-            (False, False, True, False, launch.WIDE_SPAN, True, True, False, 0),
-            (False, False, True, False, span0, False, False, False, 0),
-            (True, False, True, False, span0, False, True, True, 0),
-            (True, False, False, True, span0, True, False, True, 0),
+    for has_p, prefetch, cut_in, need_min, span, with_idx, strided, two_cuts, agg, defer in (
+            (False, False, True, False, span0, False, True, False, 0, False),
+            (True, False, True, False, span0, False, True, False, 0, False),
+            (True, False, False, True, span0, False, False, False, 0, False),
+            (False, False, False, True, span0, False, False, False, 0, False),
+            (True, True, True, False, span0, False, True, False, 0, False),
+            (False, False, True, False, launch.WIDE_SPAN, False, True, False, 0, False),
+            (True, False, True, False, span0, True, True, False, 0, False),
+            (False, False, True, False, launch.WIDE_SPAN, True, True, False, 0, False),
+            (False, False, True, False, span0, False, False, False, 0, False),
+            (True, False, True, False, span0, False, True, True, 0, False),
+            (True, False, False, True, span0, True, False, True, 0, False),
             # 16 < B <= CUT_PASS_MIN_ROWS: the cut in the span programs, the strided layout
-            (True, False, False, False, span0, False, True, True, 0),
-            (True, False, False, False, span0, True, True, True, 0),
-            (False, False, False, False, span0, False, True, False, 0),
-            (False, False, False, False, span0, True, True, False, 0),
+            (True, False, False, False, span0, False, True, True, 0, False),
+            (True, False, False, False, span0, True, True, True, 0, False),
+            (False, False, False, False, span0, False, True, False, 0, False),
+            (False, False, False, False, span0, True, True, False, 0, False),
             # B <= 16, a scalar top-k (the small geometry's span kernels)
-            (False, False, False, False, span0, False, False, False, 0),
-            (False, False, False, False, span0, True, False, False, 0),
+            (False, False, False, False, span0, False, False, False, 0, False),
+            (False, False, False, False, span0, True, False, False, 0, False),
             # the option append_agg (one slot atomic per thread and block)
-            (False, False, True, False, span0, False, True, False, 256),
-            (True, False, True, False, span0, False, True, True, 256)):
+            (False, False, True, False, span0, False, True, False, 256, False),
+            (True, False, True, False, span0, False, True, True, 256, False),
+            # the option append_defer (slot stores one iteration after their atomics)
+            (False, False, True, False, span0, False, True, False, 0, True),
+            (True, False, True, False, span0, True, True, True, 0, True)):
         span_const = dict(SPAN=span, SPAN_CAP=cap0, BLOCK=launch.BLOCK, DTYPE=code,
                           W=kc.width, KEY_NEG_INF=kc.key_neg_inf, KEY_POS_INF=kc.key_pos_inf, SAMPLE=SAMPLE_SIZE,
                           LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE, TOPK_LUT_N=TOPK_DELTA.size,
                           TOPP_LUT_N=TOPP_DELTA.size, HAS_P=has_p, PREFETCH=prefetch, CUT_IN=cut_in,
                           NEED_MIN=need_min, WITH_IDX=with_idx, STRIDED=strided,
-                          TWO_CUTS=launch.TWO_CUT_SHARE if two_cuts else 0, AGG=agg)
+                          TWO_CUTS=launch.TWO_CUT_SHARE if two_cuts else 0, AGG=agg, DEFER=defer)
         name = f"span_kernel[{dtype}, has_p={has_p}, cut_in={cut_in}, need_min={need_min}"
         name += ", prefetch" if prefetch else ""
         name += ", with_idx" if with_idx else ""
         name += "" if strided else ", vector"
         name += ", two_cuts" if two_cuts else ""
         name += f", agg={agg}" if agg else ""
+        name += ", defer" if defer else ""
         name += ", wide]" if span == launch.WIDE_SPAN else "]"
         yield name, _source(kernels.span_kernel, span_args, span_const), 8
     outputs = dict(thr_key_ptr="*i64", thr_bits_ptr="*i32", num_ties_ptr="*i32", count_ptr="*i32", hit_ptr="*i8",

@@ -285,21 +285,49 @@ def append_keys(slot_ptr, ctr_ptr, key, sel, cap, STOP: tl.constexpr, idx_ptr=No
     strided layout when AGG is the thread count); each column takes one atomic for
     its selected entries, and their positions follow by a prefix sum down the column.
     """
+    pos, sel_a = claim_slots(ctr_ptr, sel, cap, STOP, AGG)
+    tl.store(slot_ptr + pos, key.to(tl.int32, bitcast=True), mask=sel_a & (pos < cap))
+    if WITH_IDX:
+        tl.store(idx_ptr + pos, offs.to(tl.int32), mask=sel_a & (pos < cap))
+
+
+@triton.jit
+def claim_slots(ctr_ptr, sel, cap, STOP: tl.constexpr, AGG: tl.constexpr = 0):
+    """The slot positions of the selected entries (atomics on the row's counter; :func:`append_keys`):
+    (positions, the entries that took one)."""
     sel_a = sel
     if STOP:
-        sel_a = sel & ((tl.zeros(key.shape, tl.int32) + tl.load(ctr_ptr)) < cap)
+        sel_a = sel & ((tl.zeros(sel.shape, tl.int32) + tl.load(ctr_ptr)) < cap)
     if AGG > 0:
-        ROWS: tl.constexpr = key.shape[0] // AGG
+        ROWS: tl.constexpr = sel.shape[0] // AGG
         sel2 = tl.reshape(sel_a.to(tl.int32), (ROWS, AGG))
         n_col = tl.sum(sel2, axis=0)
         col0 = tl.atomic_add(ctr_ptr + tl.zeros((AGG,), tl.int32), n_col, mask=n_col > 0, sem="relaxed")
         pos = tl.reshape(col0[None, :] + tl.cumsum(sel2, axis=0) - sel2, (ROWS * AGG,))
     else:
-        ones = tl.full(key.shape, 1, tl.int32)
-        pos = tl.atomic_add(ctr_ptr + tl.zeros(key.shape, tl.int32), ones, mask=sel_a, sem="relaxed")
+        ones = tl.full(sel.shape, 1, tl.int32)
+        pos = tl.atomic_add(ctr_ptr + tl.zeros(sel.shape, tl.int32), ones, mask=sel_a, sem="relaxed")
+    return pos, sel_a
+
+
+@triton.jit
+def store_slots(slot_ptr, pos, key, sel_a, cap, idx_ptr, offs, WITH_IDX: tl.constexpr):
+    """Store claimed entries (keys, and token indices with ``WITH_IDX``) at their slot positions below ``cap``."""
     tl.store(slot_ptr + pos, key.to(tl.int32, bitcast=True), mask=sel_a & (pos < cap))
     if WITH_IDX:
         tl.store(idx_ptr + pos, offs.to(tl.int32), mask=sel_a & (pos < cap))
+
+
+@triton.jit
+def append_deferred(slot_ptr, ctr_ptr, key, sel, cap, idx_ptr, offs, d_pos, d_key, d_sel, d_offs,
+                    WITH_IDX: tl.constexpr, AGG: tl.constexpr):
+    """:func:`append_keys` one block late: claim this block's positions, then store the previous
+    block's entries (``d_*``), whose atomics had a whole iteration to return, so that the loop
+    does not wait for them.  Returns this block's claim, for the next call (or a last
+    :func:`store_slots`)."""
+    pos, sel_a = claim_slots(ctr_ptr, sel, cap, True, AGG)
+    store_slots(slot_ptr, d_pos, d_key, d_sel, cap, idx_ptr, d_offs, WITH_IDX)
+    return pos, key, sel_a, offs
 
 
 @triton.jit(do_not_specialize=["V", "row0", "k_scalar", "p_scalar", "k_mode", "p_mode"])
@@ -333,7 +361,7 @@ def span_kernel(
     SAMPLE: tl.constexpr, LUT_STEPS: tl.constexpr, TOPK_LUT_N: tl.constexpr, TOPP_LUT_N: tl.constexpr,
     HAS_P: tl.constexpr, PREFETCH: tl.constexpr = False, CUT_IN: tl.constexpr = False,
     NEED_MIN: tl.constexpr = True, WITH_IDX: tl.constexpr = False, STRIDED: tl.constexpr = False,
-    TWO_CUTS: tl.constexpr = 0, AGG: tl.constexpr = 0,
+    TWO_CUTS: tl.constexpr = 0, AGG: tl.constexpr = 0, DEFER: tl.constexpr = False,
 ):
     """Partials of one span of one row; candidates go to the row's slot ``cand[slot, :n_spans * SPAN_CAP]``.
 
@@ -354,6 +382,8 @@ def span_kernel(
     candidates are the keys above the gathering cut, and the count and mass above
     the row's low cut go to ``part_low`` and ``part_f[3]`` (:func:`row_cut_key`).
     ``AGG``: one slot atomic per column of AGG entries (:func:`append_keys`).
+    ``DEFER`` (option ``append_defer``): a block's candidates are stored in the next
+    iteration (:func:`append_deferred`).
     """
     slot = tl.program_id(0)
     span = tl.program_id(1)
@@ -388,6 +418,11 @@ def span_kernel(
     n_low_v = tl.zeros((BLOCK,), tl.int32)
     start = tl.cast(span, tl.int64) * SPAN
     nxt = first_block(x_row, stride_xv, V, start, SPAN, BLOCK, PREFETCH)
+    # DEFER: the previous block's claimed slot entries, stored one iteration late (none yet)
+    d_pos = tl.zeros((BLOCK,), tl.int32)
+    d_key = zero_u
+    d_sel = d_pos > 0
+    d_offs = start + tl.arange(0, BLOCK)
     for i in range(0, SPAN, BLOCK):
         raw, key, nxt = span_block(x_row, stride_xv, V, start, i, nxt, SPAN, BLOCK, DTYPE, W, PREFETCH, STRIDED)
         keep = key > KEY_NEG_INF
@@ -416,8 +451,14 @@ def span_kernel(
                 n_low_v += above_low.to(tl.int32)
             m_v = m_new
         n_cand_v += cand.to(tl.int32)
-        append_keys(cand_base, ctr, key, cand, rowcap, True, idx_base, start + i + tl.arange(0, BLOCK), WITH_IDX,
-                    AGG)
+        offs_i = start + i + tl.arange(0, BLOCK)
+        if DEFER:
+            d_pos, d_key, d_sel, d_offs = append_deferred(cand_base, ctr, key, cand, rowcap, idx_base, offs_i,
+                                                          d_pos, d_key, d_sel, d_offs, WITH_IDX, AGG)
+        else:
+            append_keys(cand_base, ctr, key, cand, rowcap, True, idx_base, offs_i, WITH_IDX, AGG)
+    if DEFER:
+        store_slots(cand_base, d_pos, d_key, d_sel, rowcap, idx_base, d_offs, WITH_IDX)
     m = tl.max(m_v, axis=0)
     f = tl.where(m_v == float("-inf"), 0.0, tl.exp(m_v - m))
     if NEED_MIN:

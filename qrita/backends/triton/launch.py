@@ -159,6 +159,9 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
     # or per column of AGG entries (kernels.append_keys).  H200 (b1e6232): AGG=256 (one atomic per thread
     # and block) is slower, e.g. Zipf top-k 50 733 -> 782 us
     append_agg = int_option(opts, "append_agg", 0, pow2=True) if opts.get("append_agg") else 0
+    # span-pass slot stores one iteration after their atomics (kernels.span_kernel, DEFER): the loop
+    # need not wait for the atomics' results; not yet timed on a GPU
+    append_defer = bool(opts.get("append_defer", False))
     # span-pass load layout (the bits do not depend on it): "strided" (one entry per thread per
     # load, adjacent threads) is the layout of the slot atomics and stores, so the loop has no
     # shared-memory layout conversion; with "vector" (4 adjacent entries per thread) Triton 3.6
@@ -267,7 +270,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                 TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size, HAS_P=p_mode != 0,
                 PREFETCH=bool(opts.get("span_prefetch", False)), CUT_IN=cut_in, NEED_MIN=not all_search,
                 WITH_IDX=with_idx, STRIDED=span_layout == "strided", TWO_CUTS=two_cut_share if two_cuts else 0,
-                AGG=min(append_agg, block), num_warps=span_warps,
+                AGG=min(append_agg, block), DEFER=append_defer, num_warps=span_warps,
                 **common,
             )
             kernels.finish_kernel[(rows,)](
