@@ -76,11 +76,12 @@ AGG_CASES = [("zipf", torch.float32, 1024, 50, None, AGG), ("gauss", torch.float
              ("zipf", torch.float32, 1024, 100, 0.9, AGG)]
 # --set defer: the span pass's slot stores one iteration after their atomics (kernels.append_deferred), on
 # the cases of --set agg
+DEFER_CASES = [case[:5] + ([{}, dict(append_defer=True)],) for case in AGG_CASES]
 # --set share: the second cut's target, rowcap // two_cut_share keys (4 by default): fewer appends, a higher bar
 SHARE = [{}, dict(two_cut_share=8), dict(two_cut_share=16), dict(two_cut_share=32)]
 SHARE_CASES = [(d, torch.float32, 1024, None, p, SHARE) for d in ("llm", "zipf", "gauss") for p in (0.9, 0.5)]
 SETS = {"geometry": CASES, "layout": LAYOUT_CASES, "topp": TOPP_CASES, "split": SPLIT_CASES, "batch": BATCH_CASES,
-        "agg": AGG_CASES, "share": SHARE_CASES, "defer": [c[:5] + ([{}, dict(append_defer=True)],) for c in AGG_CASES]}
+        "agg": AGG_CASES, "share": SHARE_CASES, "defer": DEFER_CASES}
 
 
 def main() -> None:
