@@ -56,6 +56,25 @@ SMALL_EXCLUDED = ("has_p=True", "cut_in=True", "two_cuts", "mass_only", "value_l
                   "span=32768", "agg=", "defer")
 
 
+SPAN_BASE = dict(has_p=False, prefetch=False, cut_in=True, need_min=False, wide=False, with_idx=False,
+                 strided=True, two_cuts=False, agg=0, defer=False)
+SPAN_VARIANTS = (
+    {}, dict(has_p=True), dict(has_p=True, cut_in=False, need_min=True, strided=False),
+    dict(cut_in=False, need_min=True, strided=False), dict(has_p=True, prefetch=True), dict(wide=True),
+    dict(has_p=True, with_idx=True), dict(wide=True, with_idx=True), dict(strided=False),
+    dict(has_p=True, two_cuts=True), dict(has_p=True, cut_in=False, need_min=True, with_idx=True, strided=False,
+                                          two_cuts=True),
+    # 16 < B <= CUT_PASS_MIN_ROWS: the cut in the span programs, the strided layout
+    dict(has_p=True, cut_in=False, two_cuts=True), dict(has_p=True, cut_in=False, with_idx=True, two_cuts=True),
+    dict(cut_in=False), dict(cut_in=False, with_idx=True),
+    # B <= 16, a scalar top-k (the small geometry's span kernels)
+    dict(cut_in=False, strided=False), dict(cut_in=False, with_idx=True, strided=False),
+    # the options append_agg (one slot atomic per thread and block) and append_defer
+    dict(agg=256), dict(has_p=True, two_cuts=True, agg=256),
+    dict(defer=True), dict(has_p=True, with_idx=True, two_cuts=True, defer=True),
+)
+
+
 def _variants(dtype: str, V: int, span0: int, cap0: int):
     kc = KEY_CONSTANTS[dtype]
     code = launch.DTYPE_CODE[dtype]
@@ -77,35 +96,14 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
         name = f"cut_kernel[{dtype}" + (", two_cuts]" if two_cuts else "]")
         share = launch.TWO_CUT_SHARE if two_cuts else 0
         yield name, _source(kernels.cut_kernel, cut_args, dict(cut_const, TWO_CUTS=share)), 4
-    # (has_p, prefetch, cut computed by cut_kernel, smallest key tracked, span, indices kept for sampling,
-    # strided load layout: above CUT_PASS_MIN_ROWS rows, where the cut has its own launch, two cuts);
-    # prefetch and two cuts are options; wide spans: a small scalar top-k alone over many rows (launch.span_of)
-    for has_p, prefetch, cut_in, need_min, span, with_idx, strided, two_cuts, agg, defer in (
-            (False, False, True, False, span0, False, True, False, 0, False),
-            (True, False, True, False, span0, False, True, False, 0, False),
-            (True, False, False, True, span0, False, False, False, 0, False),
-            (False, False, False, True, span0, False, False, False, 0, False),
-            (True, True, True, False, span0, False, True, False, 0, False),
-            (False, False, True, False, launch.WIDE_SPAN, False, True, False, 0, False),
-            (True, False, True, False, span0, True, True, False, 0, False),
-            (False, False, True, False, launch.WIDE_SPAN, True, True, False, 0, False),
-            (False, False, True, False, span0, False, False, False, 0, False),
-            (True, False, True, False, span0, False, True, True, 0, False),
-            (True, False, False, True, span0, True, False, True, 0, False),
-            # 16 < B <= CUT_PASS_MIN_ROWS: the cut in the span programs, the strided layout
-            (True, False, False, False, span0, False, True, True, 0, False),
-            (True, False, False, False, span0, True, True, True, 0, False),
-            (False, False, False, False, span0, False, True, False, 0, False),
-            (False, False, False, False, span0, True, True, False, 0, False),
-            # B <= 16, a scalar top-k (the small geometry's span kernels)
-            (False, False, False, False, span0, False, False, False, 0, False),
-            (False, False, False, False, span0, True, False, False, 0, False),
-            # the option append_agg (one slot atomic per thread and block)
-            (False, False, True, False, span0, False, True, False, 256, False),
-            (True, False, True, False, span0, False, True, True, 256, False),
-            # the option append_defer (slot stores one iteration after their atomics)
-            (False, False, True, False, span0, False, True, False, 0, True),
-            (True, False, True, False, span0, True, True, True, 0, True)):
+    # Each variant names what differs from SPAN_BASE: has_p (a top-p), prefetch (option), cut_in (the cut
+    # computed by cut_kernel, above CUT_PASS_MIN_ROWS rows), need_min (the smallest key tracked), wide (a
+    # small scalar top-k alone over many rows, launch.span_of), with_idx (token indices kept for sampling),
+    # strided (the load layout above STRIDED_MIN_ROWS rows), two_cuts, agg and defer (options).
+    for v in SPAN_VARIANTS:
+        has_p, prefetch, cut_in, need_min, wide, with_idx, strided, two_cuts, agg, defer = (
+            dict(SPAN_BASE, **v)[name] for name in SPAN_BASE)
+        span = launch.WIDE_SPAN if wide else span0
         span_const = dict(SPAN=span, SPAN_CAP=cap0, BLOCK=launch.BLOCK, DTYPE=code,
                           W=kc.width, KEY_NEG_INF=kc.key_neg_inf, KEY_POS_INF=kc.key_pos_inf, SAMPLE=SAMPLE_SIZE,
                           LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE, TOPK_LUT_N=TOPK_DELTA.size,

@@ -286,9 +286,7 @@ def append_keys(slot_ptr, ctr_ptr, key, sel, cap, STOP: tl.constexpr, idx_ptr=No
     its selected entries, and their positions follow by a prefix sum down the column.
     """
     pos, sel_a = claim_slots(ctr_ptr, sel, cap, STOP, AGG)
-    tl.store(slot_ptr + pos, key.to(tl.int32, bitcast=True), mask=sel_a & (pos < cap))
-    if WITH_IDX:
-        tl.store(idx_ptr + pos, offs.to(tl.int32), mask=sel_a & (pos < cap))
+    store_slots(slot_ptr, pos, key, sel_a, cap, idx_ptr, offs, WITH_IDX)
 
 
 @triton.jit
