@@ -21,9 +21,9 @@ from qrita.reference import check_mask, check_selection
 
 def make_logits(dist: str, B: int, V: int, dtype, seed: int = 0) -> torch.Tensor:
     g = torch.Generator(device="cuda").manual_seed(seed)
-    if dist == "zipf":
+    if dist in ("zipf", "zipf13"):  # exponent 1.1, or 1.3 (lighter tail: ~1300 entries hold 90% of the mass)
         ranks = torch.rand(B, V, device="cuda", generator=g).argsort(dim=1).float() + 1.0
-        x = -1.1 * torch.log(ranks)
+        x = (-1.1 if dist == "zipf" else -1.3) * torch.log(ranks)
     elif dist == "gauss":
         x = torch.randn(B, V, device="cuda", generator=g)
     elif dist == "llm":

@@ -77,11 +77,19 @@ AGG_CASES = [("zipf", torch.float32, 1024, 50, None, AGG), ("gauss", torch.float
 # --set defer: the span pass's slot stores one iteration after their atomics (kernels.append_deferred), on
 # the cases of --set agg
 DEFER_CASES = [case[:5] + ([{}, dict(append_defer=True)],) for case in AGG_CASES]
-# --set share: the second cut's target, rowcap // two_cut_share keys (4 by default): fewer appends, a higher bar
-SHARE = [{}, dict(two_cut_share=8), dict(two_cut_share=16), dict(two_cut_share=32)]
-SHARE_CASES = [(d, torch.float32, 1024, None, p, SHARE) for d in ("llm", "zipf", "gauss") for p in (0.9, 0.5)]
+# --set share: the second cut's target, rowcap // two_cut_share keys (launch.TWO_CUT_SHARE by default): fewer
+# appends, a higher bar for the mass above it.  zipf13 keeps ~1300 entries at top-p 0.9 (a boundary between
+# the two cuts of a small share)
+SHARE = [{}, dict(two_cut_share=4), dict(two_cut_share=16), dict(two_cut_share=64), dict(two_cut_share=128)]
+SHARE_CASES = [(d, torch.float32, 1024, None, p, SHARE) for d in ("llm", "zipf", "gauss", "zipf13")
+               for p in (0.9, 0.5)]
+# --set kp: a scalar top-k with a top-p without the span pass's softmax partials (and with the top-k
+# geometry) against the path before (option kp_softmax)
+KP = [{}, dict(kp_softmax=True)]
+KP_CASES = [(d, torch.float32, B, 100, 0.9, KP) for d in ("llm", "zipf", "gauss") for B in (1024, 64, 1)] + [
+    ("llm", torch.bfloat16, 1024, 100, 0.9, KP), ("zipf13", torch.float32, 1024, 1000, 0.9, KP)]
 SETS = {"geometry": CASES, "layout": LAYOUT_CASES, "topp": TOPP_CASES, "split": SPLIT_CASES, "batch": BATCH_CASES,
-        "agg": AGG_CASES, "share": SHARE_CASES, "defer": DEFER_CASES}
+        "agg": AGG_CASES, "share": SHARE_CASES, "defer": DEFER_CASES, "kp": KP_CASES}
 
 
 def main() -> None:

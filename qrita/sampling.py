@@ -81,15 +81,20 @@ def sample(logits, k=None, p=None, *, seeds=None, generator=None, backend: str =
     rows, lib, device, _, _ = _as_rows(logits)
     B = int(rows.shape[0])
     # validate everything before any work; a generator is drawn from only once the request is valid
-    states = _stream_states(seeds, generator, B, lib, device, rows) if seeds is not None else None
+    raw = _raw_seeds(seeds, generator, B, lib, device, rows) if seeds is not None else None
     _check_generator(seeds, generator)
     if _check_enabled(False):  # QRITA_CHECK: select() validates the values and compares with the oracle
         selection = select(logits, k, p, backend=backend, ties=ties)
+        states = None if raw is None else _mix64(raw, lib)
     else:
         req, squeeze = make_request(logits, k, p, ties=ties)
         chosen = resolve(backend, req)
+        if raw is None:
+            raw = _raw_seeds(None, generator, B, lib, device, rows)
+        # the backend may mix the seeds in one launch of its own (the same bits)
+        states = chosen.stream_states(raw, lib)
         if states is None:
-            states = _stream_states(None, generator, B, lib, device, rows)
+            states = _mix64(raw, lib)
         # a GPU backend draws in its own kernels, without the [B, V] noise of _draw
         tokens = chosen.sample(req, states)
         if tokens is not None:
@@ -142,12 +147,15 @@ def _check_generator(seeds, generator) -> None:
 
 def _stream_states(seeds, generator, B: int, lib: str, device: str, like) -> Any:
     """Per-row stream states ``[B]``: uint64 (numpy/cupy) or int64 (torch, same bits)."""
+    return _mix64(_raw_seeds(seeds, generator, B, lib, device, like), lib)
+
+
+def _raw_seeds(seeds, generator, B: int, lib: str, device: str, like) -> Any:
+    """Validated per-row seeds ``[B]`` before ``mix64``: a fresh array the caller owns."""
     _check_generator(seeds, generator)
     if seeds is None:
-        raw = _draw_seeds(generator, B, lib, device, like)
-    else:
-        raw = _seed_array(seeds, B, lib, device, like)
-    return _mix64(raw, lib)
+        return _draw_seeds(generator, B, lib, device, like)
+    return _seed_array(seeds, B, lib, device, like)
 
 
 def _seed_array(seeds, B: int, lib: str, device: str, like) -> Any:

@@ -209,9 +209,9 @@ def test_two_cuts_hit_mass_concentrated_top_p_rows(dtype, monkeypatch):
         two = qrita.select(xt, k, p, backend="triton", options=opts)
         _check(xt, k, p, "lowest_index", two)
         _check(xt, k, p, "all", qrita.select(xt, k, p, backend="triton", ties="all", options=opts))
-        # a second cut for an eighth of the slot (option two_cut_share): exact too
+        # a second cut for a quarter of the slot (option two_cut_share, the default until the eighth session)
         _check(xt, k, p, "lowest_index",
-               qrita.select(xt, k, p, backend="triton", options=dict(opts, two_cut_share=8)))
+               qrita.select(xt, k, p, backend="triton", options=dict(opts, two_cut_share=4)))
         if p == 0.9 and k is None:
             hit_one, hit_two = one.hit.cpu().numpy(), two.hit.cpu().numpy()
             assert not hit_one[[0, 1, 3]].any(), "the Gaussian cut overflows the slot on these rows"
@@ -257,6 +257,42 @@ def test_small_batch_top_k_geometry_gives_the_default_bits():
     tokens = qrita.sample(xt, k, None, seeds=seeds, backend="triton")
     assert tokens.cpu().tolist() == qrita.sample(xt.cpu(), k.cpu(), None, seeds=seeds.cpu(),
                                                  backend="numpy").tolist()
+
+
+def test_scalar_top_k_with_top_p_gives_the_softmax_paths_bits(monkeypatch):
+    """A scalar top-k (1 <= k < V) with a top-p skips the span pass's softmax partials and takes the
+    top-k geometry (short spans at B <= 16): the same thresholds, masks and tokens as the path that
+    computes them (option ``kp_softmax``), on ties, +inf, NaN, mostly -inf rows, a miss (k above the
+    slot) and p <= 0, and the oracle's answer."""
+    V = 20000
+    rng = np.random.default_rng(43)
+    x = np.round(rng.standard_normal((4, V)) * 2).astype(np.float32)  # ties at every cut
+    x[1, ::5] = np.nan
+    x[1, 7] = np.inf
+    x[1, 9000] = np.inf  # +inf: the top-p weights are the +inf count
+    x[2, 100:] = -np.inf
+    x[3] = rng.standard_normal(V)
+    xt = torch.from_numpy(x).to(device=DEVICE)
+    p = torch.tensor([0.9, 0.6, 0.3, 0.0], device=DEVICE)
+    seeds = torch.tensor([4, 9, 1, 6], device=DEVICE)
+    old = dict(kp_softmax=True)
+    for k in ((30, 1500) if not INTERPRETED else (30,)) + (1400,):  # 1400 > the 5 * 256 slot keys: a miss
+        for pp in (p, 0.8):
+            sel = qrita.select(xt, k, pp, backend="triton")
+            _check(xt, k, pp, "lowest_index", sel)
+            ref = qrita.select(xt, k, pp, backend="triton", options=old)
+            assert torch.equal(sel.threshold.view(torch.int32), ref.threshold.view(torch.int32)), (k, pp)
+            for name in ("num_ties", "count"):
+                assert torch.equal(getattr(sel, name), getattr(ref, name)), (k, pp, name)
+        masked = qrita.top_k_top_p(xt, k, p, backend="triton", mask_value=-3.0)
+        want = qrita.top_k_top_p(xt, k, p, backend="triton", mask_value=-3.0, options=old)
+        assert torch.equal(masked.view(torch.int32), want.view(torch.int32)), k
+        tokens = qrita.sample(xt, k, p, seeds=seeds, backend="triton")
+        with monkeypatch.context() as m:
+            m.setattr(triton_launch, "KP_SOFTMAX", True)  # qrita.sample takes no options
+            assert torch.equal(tokens, qrita.sample(xt, k, p, seeds=seeds, backend="triton")), k
+        assert tokens.cpu().tolist() == qrita.sample(xt.cpu(), k, p.cpu(), seeds=seeds.cpu(),
+                                                     backend="numpy").tolist()
 
 
 @pytest.mark.parametrize("two_cuts", [False, True], ids=["one-cut", "two-cuts"])
@@ -445,6 +481,16 @@ def test_no_sync_graph_capture_determinism_and_batch_invariance():
     for rows in (slice(37, 38), slice(30, 40), slice(20, 60)):
         part = qrita.top_k_top_p(x0[rows], k[rows], None, backend="triton")
         assert torch.equal(part.view(torch.int32), ref_k[rows].view(torch.int32)), rows
+    # a scalar top-k with a top-p: the top-k geometry too (short spans at B <= 16, wide ones at B >= 256,
+    # no softmax partials), the bits of the path that keeps them (option kp_softmax)
+    ref_kp = qrita.top_k_top_p(x0, 50, p, backend="triton")
+    softmax = qrita.top_k_top_p(x0, 50, p, backend="triton", options=dict(kp_softmax=True))
+    assert torch.equal(softmax.view(torch.int32), ref_kp.view(torch.int32))
+    for rows in (slice(37, 38), slice(30, 40), slice(20, 60)):
+        part = qrita.top_k_top_p(x0[rows], 50, p[rows], backend="triton")
+        assert torch.equal(part.view(torch.int32), ref_kp[rows].view(torch.int32)), rows
+    wide = qrita.top_k_top_p(torch.cat([x0, x0]), 50, torch.cat([p, p]), backend="triton")
+    assert torch.equal(wide[128:].view(torch.int32), ref_kp.view(torch.int32))
 
 
 @gpu
@@ -536,3 +582,20 @@ def test_float32_pre_race_noise_is_within_its_tolerance():
     finite = np.isfinite(want)
     assert np.array_equal(np.isfinite(got), finite)
     assert np.max(np.abs(got[finite] - want[finite])) < float(triton_kernels.FILTER_TOL.value) / 8
+
+
+def test_stream_states_in_one_launch_are_the_generic_mix():
+    """``qrita.sample`` mixes the raw seeds with the backend's one-launch ``mix64``: the bits of the
+    generic torch path and of ``qrita.core.rng`` (the extremes, zero and -1 included)."""
+    from qrita import sampling
+    from qrita.core import rng
+
+    g = torch.Generator().manual_seed(3)
+    raw = torch.randint(-(2**63), 2**63 - 1, (3000,), dtype=torch.int64, generator=g)
+    raw[:4] = torch.tensor([0, -1, 2**63 - 1, -(2**63)])
+    raw = raw.to(DEVICE)
+    got = triton_launch.mix_states(raw.clone())
+    assert torch.equal(got, sampling._mix64(raw.clone(), "torch"))
+    for z, want in zip(raw[:8].cpu().tolist(), got[:8].cpu().tolist(), strict=True):
+        assert want & rng.MASK64 == rng.mix64(z & rng.MASK64)
+    assert triton_launch.mix_states(raw[:0].clone()).numel() == 0

@@ -110,6 +110,12 @@ class Backend:
         """Optional fused select+mask writing into ``out``; return None to use the generic path."""
         return None
 
+    def stream_states(self, raw: Any, lib: str) -> Any | None:
+        """Optional: ``mix64`` of the raw per-row seeds ``raw`` (a fresh array the caller owns, in
+        library ``lib``), in place, in the backend's own kernels; None to use the generic path.
+        It must give the generic path's bits."""
+        return None
+
     def sample(self, req: Request, states: Any) -> Any | None:
         """Optional fused select+draw of ``qrita.sample``: int64 ``[B]`` tokens in the request's
         library, for per-row stream states ``states`` (``qrita.core.rng``); None to use the

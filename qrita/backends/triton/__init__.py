@@ -92,6 +92,13 @@ class TritonBackend(Backend):
             return out
         return _to_caller(target, req)
 
+    def stream_states(self, raw, lib: str):
+        if lib != "torch" or raw.dtype.itemsize != 8 or not raw.is_contiguous():
+            return None
+        from .launch import mix_states
+
+        return mix_states(raw)
+
     def sample(self, req: Request, states):
         import torch
 

@@ -45,11 +45,14 @@ def variants(dtype: str, V: int = 131072, small: bool = False):
     span, cap = launch.span_of(V, 1, False, top_k_only=True)
     for name, src, num_warps in _variants(dtype, V, span, cap):
         vector = not name.startswith("span_kernel") or ", vector" in name  # B <= 16: the vector layout
-        if name.startswith(SMALL_KERNELS) and vector and not any(part in name for part in SMALL_EXCLUDED):
+        # a top-p only with a scalar top-k (no softmax partials), which takes the small geometry too
+        excluded = SMALL_EXCLUDED[1:] if "no_row_z" in name else SMALL_EXCLUDED
+        if name.startswith(SMALL_KERNELS) and vector and not any(part in name for part in excluded):
             yield name[:-1] + ", small]", src, num_warps
 
 
-# the kernels of a top-k alone at B <= launch.SMALL_SPAN_MAX_ROWS whose constants depend on the span
+# the kernels of a top-k alone (or with a top-p, no_row_z) at B <= launch.SMALL_SPAN_MAX_ROWS whose constants
+# depend on the span
 SMALL_KERNELS = ("span_kernel", "finish_kernel", "round_kernel", "update_kernel", "tie_count_kernel",
                  "tie_pick_kernel", "sample_slot_kernel", "slot_ties_kernel")
 SMALL_EXCLUDED = ("has_p=True", "cut_in=True", "two_cuts", "mass_only", "value_lanes", "wide", "prefetch",
@@ -57,7 +60,7 @@ SMALL_EXCLUDED = ("has_p=True", "cut_in=True", "two_cuts", "mass_only", "value_l
 
 
 SPAN_BASE = dict(has_p=False, prefetch=False, cut_in=True, need_min=False, wide=False, with_idx=False,
-                 strided=True, two_cuts=False, agg=0, defer=False)
+                 strided=True, two_cuts=False, agg=0, defer=False, row_z=True)
 SPAN_VARIANTS = (
     {}, dict(has_p=True), dict(has_p=True, cut_in=False, need_min=True, strided=False),
     dict(cut_in=False, need_min=True, strided=False), dict(has_p=True, prefetch=True), dict(wide=True),
@@ -72,6 +75,12 @@ SPAN_VARIANTS = (
     # the options append_agg (one slot atomic per thread and block) and append_defer
     dict(agg=256), dict(has_p=True, two_cuts=True, agg=256),
     dict(defer=True), dict(has_p=True, with_idx=True, two_cuts=True, defer=True),
+    # a scalar top-k with a top-p (no softmax partials): B >= 256 (wide), sampling, k > 1024 or fewer rows,
+    # 16 < B <= 64, B <= 16
+    dict(has_p=True, row_z=False, wide=True), dict(has_p=True, row_z=False, wide=True, with_idx=True),
+    dict(has_p=True, row_z=False), dict(has_p=True, row_z=False, cut_in=False),
+    dict(has_p=True, row_z=False, cut_in=False, strided=False),
+    dict(has_p=True, row_z=False, cut_in=False, strided=False, with_idx=True),
 )
 
 
@@ -99,9 +108,10 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
     # Each variant names what differs from SPAN_BASE: has_p (a top-p), prefetch (option), cut_in (the cut
     # computed by cut_kernel, above CUT_PASS_MIN_ROWS rows), need_min (the smallest key tracked), wide (a
     # small scalar top-k alone over many rows, launch.span_of), with_idx (token indices kept for sampling),
-    # strided (the load layout above STRIDED_MIN_ROWS rows), two_cuts, agg and defer (options).
+    # strided (the load layout above STRIDED_MIN_ROWS rows), two_cuts, agg and defer (options), row_z (the
+    # softmax partials; off for a scalar top-k with a top-p).
     for v in SPAN_VARIANTS:
-        has_p, prefetch, cut_in, need_min, wide, with_idx, strided, two_cuts, agg, defer = (
+        has_p, prefetch, cut_in, need_min, wide, with_idx, strided, two_cuts, agg, defer, row_z = (
             dict(SPAN_BASE, **v)[name] for name in SPAN_BASE)
         span = launch.WIDE_SPAN if wide else span0
         span_const = dict(SPAN=span, SPAN_CAP=cap0, BLOCK=launch.BLOCK, DTYPE=code,
@@ -109,7 +119,7 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
                           LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE, TOPK_LUT_N=TOPK_DELTA.size,
                           TOPP_LUT_N=TOPP_DELTA.size, HAS_P=has_p, PREFETCH=prefetch, CUT_IN=cut_in,
                           NEED_MIN=need_min, WITH_IDX=with_idx, STRIDED=strided,
-                          TWO_CUTS=launch.TWO_CUT_SHARE if two_cuts else 0, AGG=agg, DEFER=defer)
+                          TWO_CUTS=launch.TWO_CUT_SHARE if two_cuts else 0, AGG=agg, DEFER=defer, ROW_Z=row_z)
         name = f"span_kernel[{dtype}, has_p={has_p}, cut_in={cut_in}, need_min={need_min}"
         name += ", prefetch" if prefetch else ""
         name += ", with_idx" if with_idx else ""
@@ -117,6 +127,7 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
         name += ", two_cuts" if two_cuts else ""
         name += f", agg={agg}" if agg else ""
         name += ", defer" if defer else ""
+        name += "" if row_z else ", no_row_z"
         name += ", wide]" if span == launch.WIDE_SPAN else "]"
         yield name, _source(kernels.span_kernel, span_args, span_const), 8
     outputs = dict(thr_key_ptr="*i64", thr_bits_ptr="*i32", num_ties_ptr="*i32", count_ptr="*i32", hit_ptr="*i8",
@@ -201,6 +212,9 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
                  "n_parts": "i32", "done_ptr": "*i8"}
     n_parts_p2 = max(2, triton.next_power_of_2(triton.cdiv(V, launch.SAMPLE_PART)))
     yield f"sample_pick_kernel[{dtype}]", _source(kernels.sample_pick_kernel, pick_args, dict(NP2=n_parts_p2)), 1
+    if dtype == GPU_DTYPES[0]:  # the stream states of qrita.sample's seeds (no dtype)
+        mix = _source(kernels.mix_states_kernel, {"z_ptr": "*i64", "n": "i32"}, dict(BLOCK=launch.MIX_BLOCK))
+        yield "mix_states_kernel", mix, 4
 
 
 def parse_target(spec: str) -> GPUTarget:

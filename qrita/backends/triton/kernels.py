@@ -184,7 +184,7 @@ def row_cut_key(x_row, stride_xv, V, k_active, k, p_mode, p, topk_lut_ptr, topp_
     predicts more than its slot of ``rowcap`` keys above ``t`` (``t`` below the
     top-k cut for ``rowcap`` entries, and more than ``rowcap`` finite entries
     expected) gathers above a second cut, the top-k cut for ``rowcap // TWO_CUTS``
-    entries (the option ``two_cut_share``, 4 by default), and keeps ``t`` as its low
+    entries (the option ``two_cut_share``, 32 by default), and keeps ``t`` as its low
     cut: the span pass then counts and weighs the entries above both.
     Mass-concentrated rows (a few strong logits over a wide floor, where ``t`` lands
     in the floor) then hit.
@@ -359,7 +359,7 @@ def span_kernel(
     SAMPLE: tl.constexpr, LUT_STEPS: tl.constexpr, TOPK_LUT_N: tl.constexpr, TOPP_LUT_N: tl.constexpr,
     HAS_P: tl.constexpr, PREFETCH: tl.constexpr = False, CUT_IN: tl.constexpr = False,
     NEED_MIN: tl.constexpr = True, WITH_IDX: tl.constexpr = False, STRIDED: tl.constexpr = False,
-    TWO_CUTS: tl.constexpr = 0, AGG: tl.constexpr = 0, DEFER: tl.constexpr = False,
+    TWO_CUTS: tl.constexpr = 0, AGG: tl.constexpr = 0, DEFER: tl.constexpr = False, ROW_Z: tl.constexpr = True,
 ):
     """Partials of one span of one row; candidates go to the row's slot ``cand[slot, :n_spans * SPAN_CAP]``.
 
@@ -381,7 +381,11 @@ def span_kernel(
     the row's low cut go to ``part_low`` and ``part_f[3]`` (:func:`row_cut_key`).
     ``AGG``: one slot atomic per column of AGG entries (:func:`append_keys`).
     ``DEFER`` (option ``append_defer``): a block's candidates are stored in the next
-    iteration (:func:`append_deferred`).
+    iteration (:func:`append_deferred`).  ``ROW_Z`` (with ``HAS_P``): the row's
+    softmax partials (max, denominator, candidate mass).  A request whose every row
+    has a top-k needs none of them: its top-p runs over the top-k survivors, whose
+    masses the finish takes from the candidates with the row max from ``kmax``; the
+    partials then hold -inf and zeros.
     """
     slot = tl.program_id(0)
     span = tl.program_id(1)
@@ -434,8 +438,9 @@ def span_kernel(
         gt = keep & (key > kmax_v)
         nmax_v = tl.where(gt, 1, tl.where(keep & (key == kmax_v), nmax_v + 1, nmax_v))
         kmax_v = tl.where(gt, key, kmax_v)
-        if HAS_P:  # online softmax per lane (max rescaling), no block reduction in the loop
+        if HAS_P:
             n_inf_v += pinf.to(tl.int32)
+        if HAS_P and ROW_Z:  # online softmax per lane (max rescaling), no block reduction in the loop
             xf = raw.to(tl.float32)
             finite = keep & (key != KEY_POS_INF)
             m_new = tl.where(finite, tl.maximum(m_v, xf), m_v)
@@ -935,6 +940,11 @@ def finish_kernel(
     inf_mode = n_inf > 0
     z_all = tl.where(inf_mode, n_inf.to(tl.float32), z_all)
     cmass = tl.where(inf_mode, n_inf.to(tl.float32), cmass)
+    # a top-k row weighs its top-p over its top-k survivors: the row max is the value
+    # of kmax (the same float as the span max over finite entries; with +inf in the
+    # row, inf_mode makes the weights ignore m), also when the span pass skipped the
+    # softmax partials (ROW_Z off)
+    m = tl.where(k_active & (kmax > KEY_NEG_INF), value_of_key(kmax, DTYPE, W), m)
 
     # --- hit or miss ------------------------------------------------------------------
     K = tl.minimum(k, n_keep)
@@ -1557,6 +1567,16 @@ def scatter_kernel(cand_ptr, idx_ptr, part_i_ptr, n_spans, row0, thr_key_ptr, cu
 # --- sampling (qrita.sample): a Gumbel-max race over the kept entries --------------------------
 
 stream_bits = _portable(core_rng.stream_bits)
+mix64 = _portable(core_rng.mix64)
+
+
+@triton.jit
+def mix_states_kernel(z_ptr, n, BLOCK: tl.constexpr):
+    """``z = mix64(z)`` in place on int64 ``z[:n]`` (the stream states of raw seeds, one launch)."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    inb = offs < n
+    z = tl.load(z_ptr + offs, mask=inb, other=0).to(tl.uint64, bitcast=True)
+    tl.store(z_ptr + offs, mix64(z).to(tl.int64, bitcast=True), mask=inb)
 UNIFORM_SHIFT = tl.constexpr(64 - core_rng.UNIFORM_BITS)
 UNIFORM_SCALE = tl.constexpr(2.0**-core_rng.UNIFORM_BITS)
 

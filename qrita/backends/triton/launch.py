@@ -48,7 +48,14 @@ ROUND_UNROLL = 4  # blocks loaded per iteration of a miss round (bytes in flight
 # Zipf 2509 -> 2036 us, B=1 LLM-like 65.7 -> 55.0 us; slower where rows miss both ways: Gaussian top-p 0.9
 # 3034 -> 3600 us, LLM-like top-p 0.5 1491 -> 1545 us (docs/bench/h200-2026-12-01/session7/)
 TWO_CUTS = True
-TWO_CUT_SHARE = 4  # the second cut gathers about rowcap // TWO_CUT_SHARE keys (option two_cut_share)
+# the second cut gathers about rowcap // TWO_CUT_SHARE keys (option two_cut_share).  H200 (f1fd968, select,
+# B=1024, V=131072, fp32; share 4 -> 32): top-p 0.9 LLM-like 1282 -> 667 us, Zipf 2788 -> 2573 us, Gaussian
+# 3591 -> 3054 us; top-p 0.5 Zipf 2003 -> 1292 us (its rows now hit), Gaussian 2508 -> 2042 us, LLM-like
+# 1524 -> 1526 us (docs/bench/h200-2026-12-01/session8/)
+TWO_CUT_SHARE = 32
+# default of the option kp_softmax: a scalar top-k with a top-p computes the row's softmax partials
+# and keeps the top-p geometry (True), or skips them and takes the top-k geometry (False, run_select)
+KP_SOFTMAX = False
 
 
 def miss_rounds(width: int) -> int:
@@ -150,7 +157,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
     # (kernels.row_cut_key)
     two_cuts_opt = bool(opts.get("two_cuts", TWO_CUTS))
     # the second cut's target, a power of two: rowcap // share keys (fewer keys to append, a higher bar
-    # for the mass above it); 4 is the one measured on the H200
+    # for the mass above it)
     two_cut_share = int_option(opts, "two_cut_share", TWO_CUT_SHARE, pow2=True)
     # miss-round lanes half in key, half in value (kernels.lane_taus); an option: slower on the H200 in most
     # cases (8c9b7bb: LLM-like top-p 0.9 1746 -> 2399 us)
@@ -206,8 +213,13 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         topk_lut, topp_lut = _luts(str(dev))
         # test/ablation knobs (powers of two): small spans drive the split-row and
         # buffer paths at interpreter-sized V
-        wide = p_mode == 0 and k_mode == 1 and k_s <= WIDE_SPAN_MAX_K
-        auto_span, auto_cap = span_of(V, B, wide, top_k_only=p_mode == 0 and k_mode != 0)
+        # a scalar top-k that every row applies (1 <= k < V), with a top-p: the top-p runs over the
+        # top-k survivors, so the span pass needs no softmax partials (kernels.span_kernel ROW_Z), and
+        # no bit depends on the span, as for a top-k alone.  The option kp_softmax keeps them (and the
+        # top-p geometry): the path before the eighth session, for A/B runs.
+        kp = p_mode != 0 and k_mode == 1 and 1 <= k_s < V and not opts.get("kp_softmax", KP_SOFTMAX)
+        wide = (p_mode == 0 or kp) and k_mode == 1 and k_s <= WIDE_SPAN_MAX_K
+        auto_span, auto_cap = span_of(V, B, wide, top_k_only=(p_mode == 0 and k_mode != 0) or kp)
         span = int_option(opts, "span", auto_span, pow2=True)
         # a span given as an option keeps the default slot per span unless span_cap is given too
         span_cap = int_option(opts, "span_cap", auto_cap if opts.get("span") is None else SPAN_CAP, pow2=True)
@@ -223,7 +235,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         reg_small = min(REG_SMALL, reg_cap)
         reg_mid = min(REG_MID, reg_cap)
         # masking and sampling keep each candidate's token index beside its key
-        two_cuts = two_cuts_opt and p_mode != 0
+        two_cuts = two_cuts_opt and p_mode != 0 and not kp  # (a top-k row never takes the second cut)
         per_span = span_cap * 4 * (1 + with_idx) + 8 * 8 + 4 * 4 + npm * 4 + npm * 4 + 16 * two_cuts
         per_row_bytes = n_spans * per_span + 20
         wave = max(1, min(B, SCRATCH_BYTES // per_row_bytes))
@@ -270,7 +282,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                 TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size, HAS_P=p_mode != 0,
                 PREFETCH=bool(opts.get("span_prefetch", False)), CUT_IN=cut_in, NEED_MIN=not all_search,
                 WITH_IDX=with_idx, STRIDED=span_layout == "strided", TWO_CUTS=two_cut_share if two_cuts else 0,
-                AGG=min(append_agg, block), DEFER=append_defer, num_warps=span_warps,
+                AGG=min(append_agg, block), DEFER=append_defer, ROW_Z=not kp, num_warps=span_warps,
                 **common,
             )
             kernels.finish_kernel[(rows,)](
@@ -360,6 +372,16 @@ MASK_BLOCK = 4096  # entries per program of the mask
 SAMPLE_PART = 16384  # entries per program of the sample pass
 SAMPLE_BLOCK = 2048  # entries per step (noise only in steps that keep something)
 SAMPLE_SCRATCH_BYTES = 4 << 20  # partials per wave of rows
+
+
+MIX_BLOCK = 1024
+
+
+def mix_states(z: torch.Tensor) -> torch.Tensor:
+    """``mix64`` of int64 ``z`` in place, in one launch (torch needs about ten elementwise ones)."""
+    if z.numel():
+        kernels.mix_states_kernel[(triton.cdiv(z.numel(), MIX_BLOCK),)](z, z.numel(), BLOCK=MIX_BLOCK, num_warps=4)
+    return z
 
 
 def run_sample(x: torch.Tensor, aux, count: torch.Tensor, states: torch.Tensor) -> torch.Tensor:
