@@ -83,13 +83,19 @@ DEFER_CASES = [case[:5] + ([{}, dict(append_defer=True)],) for case in AGG_CASES
 SHARE = [{}, dict(two_cut_share=4), dict(two_cut_share=16), dict(two_cut_share=64), dict(two_cut_share=128)]
 SHARE_CASES = [(d, torch.float32, 1024, None, p, SHARE) for d in ("llm", "zipf", "gauss", "zipf13")
                for p in (0.9, 0.5)]
+# --set share_hi: top-p whose boundary lies in a Gaussian floor's upper tail (LLM-like top-p 0.99: about
+# the floor's 550th key), where a small second cut misses and a quarter of the slot hits
+SHARE_HI = [{}, dict(two_cut_share=4), dict(two_cut_share=128)]
+SHARE_HI_CASES = [("llm", torch.float32, 1024, None, p, SHARE_HI) for p in (0.99, 0.95)] + [
+    (d, torch.float32, 1024, None, 0.99, SHARE_HI) for d in ("zipf13", "gauss")]
 # --set kp: a scalar top-k with a top-p without the span pass's softmax partials (and with the top-k
 # geometry) against the path before (option kp_softmax)
 KP = [{}, dict(kp_softmax=True)]
 KP_CASES = [(d, torch.float32, B, 100, 0.9, KP) for d in ("llm", "zipf", "gauss") for B in (1024, 64, 1)] + [
     ("llm", torch.bfloat16, 1024, 100, 0.9, KP), ("zipf13", torch.float32, 1024, 1000, 0.9, KP)]
 SETS = {"geometry": CASES, "layout": LAYOUT_CASES, "topp": TOPP_CASES, "split": SPLIT_CASES, "batch": BATCH_CASES,
-        "agg": AGG_CASES, "share": SHARE_CASES, "defer": DEFER_CASES, "kp": KP_CASES}
+        "agg": AGG_CASES, "share": SHARE_CASES, "defer": DEFER_CASES, "kp": KP_CASES,
+        "share_hi": SHARE_HI_CASES}
 
 
 def main() -> None:
