@@ -167,7 +167,8 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
     # and block) is slower, e.g. Zipf top-k 50 733 -> 782 us
     append_agg = int_option(opts, "append_agg", 0, pow2=True) if opts.get("append_agg") else 0
     # span-pass slot stores one iteration after their atomics (kernels.span_kernel, DEFER): the loop
-    # need not wait for the atomics' results; not yet timed on a GPU
+    # need not wait for the atomics' results.  Slower on the H200 in all five cases (f1fd968, select,
+    # B=1024): Zipf top-k 50 728 -> 833 us, LLM-like top-p 0.9 1271 -> 1645 us; so off
     append_defer = bool(opts.get("append_defer", False))
     # span-pass load layout (the bits do not depend on it): "strided" (one entry per thread per
     # load, adjacent threads) is the layout of the slot atomics and stores, so the loop has no
