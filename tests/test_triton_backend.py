@@ -599,3 +599,54 @@ def test_stream_states_in_one_launch_are_the_generic_mix():
     for z, want in zip(raw[:8].cpu().tolist(), got[:8].cpu().tolist(), strict=True):
         assert want & rng.MASK64 == rng.mix64(z & rng.MASK64)
     assert triton_launch.mix_states(raw[:0].clone()).numel() == 0
+
+
+@pytest.mark.parametrize("pattern", [0xFF, 0x5A], ids=["ones", "0x5a"])
+def test_poisoned_scratch_changes_no_answer(pattern, monkeypatch):
+    """Every buffer the launch allocates (scratch and outputs) starts as garbage: integers filled
+    with ``pattern`` bytes, floats with NaN. No kernel may read an entry that no kernel wrote, so
+    select, masking and sampling give the bits of a normal call, on rows that hit, miss, take two
+    cuts, cut ties and keep nothing, with a top-k, a top-p and both."""
+    rng = np.random.default_rng(47)
+    V = 1500
+    x = np.round(rng.standard_normal((6, V)) * 3).astype(np.float32)  # ties
+    x[1] = rng.standard_normal(V)  # a wide top-p set: a miss
+    x[2:4] = _mass_concentrated(48, 2, V)  # two cuts hit
+    x[4, :] = -np.inf
+    x[5, ::3] = np.nan
+    xt = torch.from_numpy(x).to(device=DEVICE)
+    seeds = torch.arange(6, device=DEVICE) * 7 + 1
+    opts = dict(span=256, span_cap=32)
+    requests = [(7, None), (None, torch.tensor([0.9, 0.9, 0.95, 0.6, 0.5, 0.7], device=DEVICE)), (40, 0.8)]
+
+    def answers():
+        out = []
+        for k, p in requests:
+            sel = qrita.select(xt, k, p, backend="triton", options=opts)
+            out += [sel.threshold.view(torch.int32), sel.num_ties, sel.count, sel.hit]
+            out.append(qrita.top_k_top_p(xt, k, p, backend="triton", options=opts, mask_value=-5.0).view(torch.int32))
+        return out
+
+    ref = answers()
+    for k, p in requests:
+        _check(xt, k, p, "lowest_index", qrita.select(xt, k, p, backend="triton", options=opts))
+    real_empty = torch.empty
+
+    def poisoned(*args, **kwargs):
+        t = real_empty(*args, **kwargs)
+        if t.dtype.is_floating_point:
+            t.fill_(float("nan"))
+        elif t.numel():
+            t.view(torch.uint8).fill_(pattern)
+        return t
+
+    monkeypatch.setattr(triton_launch, "SPAN_CAP", 32)
+    monkeypatch.setattr(triton_launch, "MAX_SPAN", 256)
+    tokens = qrita.sample(xt, 40, 0.8, seeds=seeds, backend="triton")
+    with monkeypatch.context() as m:
+        m.setattr(torch, "empty", poisoned)
+        got = answers()
+        got_tokens = qrita.sample(xt, 40, 0.8, seeds=seeds, backend="triton")
+    for i, (a, b) in enumerate(zip(got, ref, strict=True)):
+        assert torch.equal(a, b), i
+    assert torch.equal(got_tokens, tokens)
