@@ -29,7 +29,16 @@ def oracle_check(x, k, p, sel, rows) -> str:
         check_selection(x[r].double().cpu().numpy(), k, p, "lowest_index", sel.threshold[r].double().cpu().numpy(),
                         sel.num_ties[r].cpu().numpy(), sel.count[r].cpu().numpy())
     except AssertionError as exc:
-        return f"FAIL: {str(exc)[:300]}"
+        # the checker numbers the rows it was given: name the batch rows (each checked alone)
+        bad = []
+        for b in [int(i) for i in r]:
+            try:
+                check_selection(x[b:b + 1].double().cpu().numpy(), k, p, "lowest_index",
+                                sel.threshold[b:b + 1].double().cpu().numpy(), sel.num_ties[b:b + 1].cpu().numpy(),
+                                sel.count[b:b + 1].cpu().numpy())
+            except AssertionError:
+                bad.append(b)
+        return f"FAIL: batch rows {bad}: {str(exc)[:300]}"
     return "ok"
 
 SPAN_CONFIGS = [{}, dict(search_warps=8), dict(search_warps=4), dict(num_pivots=15), dict(num_pivots=7),
