@@ -75,6 +75,28 @@ def check(backend: str, x: torch.Tensor, k, p, ties: str, rows: int = 6, options
     return hit
 
 
+def failing_rows(x: torch.Tensor, k, p, sel, rows=None) -> tuple[list[int], str]:
+    """The rows (all, or those listed) whose answer in ``sel`` is outside SPEC, by batch index, and
+    the oracle's message for the first of them: one oracle pass over the rows, then row by row only
+    when something fails."""
+    r = list(range(x.shape[0])) if rows is None else [int(i) for i in rows]
+
+    def error(idx) -> str:
+        try:
+            check_selection(x[idx].double().cpu().numpy(), k, p, "lowest_index",
+                            sel.threshold[idx].double().cpu().numpy(), sel.num_ties[idx].cpu().numpy(),
+                            sel.count[idx].cpu().numpy())
+        except AssertionError as exc:
+            return str(exc)
+        return ""
+
+    if not r or not error(r):
+        return [], ""
+    errors = {b: error([b]) for b in r}
+    bad = [b for b, e in errors.items() if e]
+    return bad, errors[bad[0]] if bad else ""
+
+
 def graph_time(fn, iters: int = 20, reps: int = 5) -> float:
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())

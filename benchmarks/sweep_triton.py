@@ -14,32 +14,18 @@ import json
 import time
 
 import torch
-from gpu_check import graph_time, make_logits  # same folder: run as a script
+from gpu_check import failing_rows, graph_time, make_logits  # same folder: run as a script
 
 import qrita
-from qrita.reference import check_selection
 
 ORACLE_ROWS = 64  # rows of a differing case checked against the oracle (float64 on the CPU)
 
 
 def oracle_check(x, k, p, sel, rows) -> str:
-    """'ok' when the first differing ``rows`` of ``sel`` are within SPEC's top-p window, else the error."""
-    r = rows[:ORACLE_ROWS]
-    try:
-        check_selection(x[r].double().cpu().numpy(), k, p, "lowest_index", sel.threshold[r].double().cpu().numpy(),
-                        sel.num_ties[r].cpu().numpy(), sel.count[r].cpu().numpy())
-    except AssertionError as exc:
-        # the checker numbers the rows it was given: name the batch rows (each checked alone)
-        bad = []
-        for b in [int(i) for i in r]:
-            try:
-                check_selection(x[b:b + 1].double().cpu().numpy(), k, p, "lowest_index",
-                                sel.threshold[b:b + 1].double().cpu().numpy(), sel.num_ties[b:b + 1].cpu().numpy(),
-                                sel.count[b:b + 1].cpu().numpy())
-            except AssertionError:
-                bad.append(b)
-        return f"FAIL: batch rows {bad}: {str(exc)[:300]}"
-    return "ok"
+    """'ok' when the first differing ``rows`` of ``sel`` are within SPEC's top-p window, else the failing batch rows."""
+    bad, first = failing_rows(x, k, p, sel, rows[:ORACLE_ROWS])
+    return f"FAIL: batch rows {bad}: {first[:300]}" if bad else "ok"
+
 
 SPAN_CONFIGS = [{}, dict(search_warps=8), dict(search_warps=4), dict(num_pivots=15), dict(num_pivots=7),
                 dict(span_block=2048), dict(span=32768), dict(span=32768, search_warps=8)]

@@ -45,8 +45,8 @@ def variants(dtype: str, V: int = 131072, small: bool = False):
     span, cap = launch.span_of(V, 1, False, top_k_only=True)
     for name, src, num_warps in _variants(dtype, V, span, cap):
         vector = not name.startswith("span_kernel") or ", vector" in name  # B <= 16: the vector layout
-        # a top-p only with a scalar top-k (no softmax partials), which takes the small geometry too
-        excluded = SMALL_EXCLUDED[1:] if "no_row_z" in name else SMALL_EXCLUDED
+        # a top-p with a scalar top-k (no softmax partials, "no_row_z") takes the small geometry too
+        excluded = [part for part in SMALL_EXCLUDED if part != "has_p=True" or "no_row_z" not in name]
         if name.startswith(SMALL_KERNELS) and vector and not any(part in name for part in excluded):
             yield name[:-1] + ", small]", src, num_warps
 

@@ -1569,6 +1569,9 @@ def scatter_kernel(cand_ptr, idx_ptr, part_i_ptr, n_spans, row0, thr_key_ptr, cu
 stream_bits = _portable(core_rng.stream_bits)
 mix64 = _portable(core_rng.mix64)
 
+UNIFORM_SHIFT = tl.constexpr(64 - core_rng.UNIFORM_BITS)
+UNIFORM_SCALE = tl.constexpr(2.0**-core_rng.UNIFORM_BITS)
+
 
 @triton.jit
 def mix_states_kernel(z_ptr, n, BLOCK: tl.constexpr):
@@ -1577,8 +1580,6 @@ def mix_states_kernel(z_ptr, n, BLOCK: tl.constexpr):
     inb = offs < n
     z = tl.load(z_ptr + offs, mask=inb, other=0).to(tl.uint64, bitcast=True)
     tl.store(z_ptr + offs, mix64(z).to(tl.int64, bitcast=True), mask=inb)
-UNIFORM_SHIFT = tl.constexpr(64 - core_rng.UNIFORM_BITS)
-UNIFORM_SCALE = tl.constexpr(2.0**-core_rng.UNIFORM_BITS)
 
 
 @triton.jit

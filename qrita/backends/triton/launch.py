@@ -219,8 +219,9 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         # no bit depends on the span, as for a top-k alone.  The option kp_softmax keeps them (and the
         # top-p geometry): the path before the eighth session, for A/B runs.
         kp = p_mode != 0 and k_mode == 1 and 1 <= k_s < V and not opts.get("kp_softmax", KP_SOFTMAX)
-        wide = (p_mode == 0 or kp) and k_mode == 1 and k_s <= WIDE_SPAN_MAX_K
-        auto_span, auto_cap = span_of(V, B, wide, top_k_only=(p_mode == 0 and k_mode != 0) or kp)
+        topk_geometry = p_mode == 0 or kp  # no bit depends on the span
+        wide = topk_geometry and k_mode == 1 and k_s <= WIDE_SPAN_MAX_K
+        auto_span, auto_cap = span_of(V, B, wide, top_k_only=topk_geometry and k_mode != 0)
         span = int_option(opts, "span", auto_span, pow2=True)
         # a span given as an option keeps the default slot per span unless span_cap is given too
         span_cap = int_option(opts, "span_cap", auto_cap if opts.get("span") is None else SPAN_CAP, pow2=True)
