@@ -42,3 +42,26 @@ def test_every_variant_compiles():
     report = log.read()
     assert proc.returncode == 0, report
     assert report.count("ok ") >= 12 * len(TARGETS), report
+
+
+PTX_CONTRACTED = """
+\t.loc\t1 938 59                        // kernels.py:938:59
+\tmul.f32 \t%r191, %r11, %r95;
+\t.loc\t2 293 36                        // standard.py:293:36 @[ kernels.py:938:19 ]
+\tshfl.sync.bfly.b32 \t%r192, %r191, 4, 31, -1;
+\tfma.rn.f32 \t%r193, %r11, %r95, %r192;
+\tshfl.sync.bfly.b32 \t%r194, %r193, 2, 31, -1;
+\tadd.f32 \t%r195, %r193, %r194;
+"""
+
+
+def test_a_contracted_tree_reduction_is_found_in_ptx():
+    """The guard of compile_check: an FMA whose addend came from a lane shuffle (lanes round a
+    product differently) is reported with its source line; plain adds and FMAs are not."""
+    from qrita.backends.triton.compile_check import contracted_shuffles
+
+    assert contracted_shuffles(PTX_CONTRACTED) == ["standard.py:293:36 @[ kernels.py:938:19 ]"]
+    clean = PTX_CONTRACTED.replace("fma.rn.f32 \t%r193, %r11, %r95, %r192;", "add.f32 \t%r193, %r191, %r192;")
+    assert contracted_shuffles(clean) == []
+    own = PTX_CONTRACTED.replace("fma.rn.f32 \t%r193, %r11, %r95, %r192;", "fma.rn.f32 \t%r193, %r11, %r95, %r191;")
+    assert contracted_shuffles(own) == []

@@ -4,13 +4,15 @@
 
 compiles the cut, span, finish, miss-round, tie, mask and sample kernels for every dtype with the launch
 geometry of :mod:`qrita.backends.triton.launch` and prints one line per
-variant; the exit status is non-zero if any fails.  Run it in a process of its
-own (``tests/test_triton_compile.py`` does): ``triton.compile`` for a foreign
-target must not share a process with interpreter-mode kernels.
+variant; the exit status is non-zero if any fails.  For CUDA targets it also rejects a float
+tree reduction whose first step the compiler contracted into an FMA (:func:`contracted_shuffles`).
+Run it in a process of its own (``tests/test_triton_compile.py`` does): ``triton.compile`` for a
+foreign target must not share a process with interpreter-mode kernels.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 
@@ -217,6 +219,36 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
         yield "mix_states_kernel", mix, 4
 
 
+_SHUFFLE = re.compile(r"shfl\.sync\.bfly\.b32\s+(%r\d+)")
+_FMA = re.compile(r"fma\.rn\.f32\s+%r\d+,\s*%r\d+,\s*%r\d+,\s*(%r\d+);")
+_LOC = re.compile(r"^\s*\.loc\s.*//\s*(\S.*)$")
+
+
+def contracted_shuffles(ptx: str) -> list[str]:
+    """Source locations (PTX ``.loc`` comments) of FMAs whose addend was shuffled in from another lane.
+
+    That is a float tree reduction (``tl.sum``) of a product whose first step the compiler
+    contracted: each lane adds the other lane's rounded product to its own unrounded one, so lanes
+    end a last bit apart, and a program whose threads disagree on a value that steers a search
+    goes wrong (``kernels.span_masses``).  A reduction whose result is only stored is harmless,
+    but no kernel of this backend needs one: every hit fails the check.
+    """
+    shuffled, hits, loc = set(), [], "?"
+    for line in ptx.splitlines():
+        m = _LOC.match(line)
+        if m:
+            loc = m.group(1)
+            continue
+        m = _SHUFFLE.search(line)
+        if m:
+            shuffled.add(m.group(1))
+            continue
+        m = _FMA.search(line)
+        if m and m.group(1) in shuffled:
+            hits.append(loc)
+    return hits
+
+
 def parse_target(spec: str) -> GPUTarget:
     backend, arch = spec.split(":")
     if backend == "cuda":
@@ -236,6 +268,9 @@ def main(argv: list[str] | None = None) -> int:
                     compiled = triton.compile(src, target=target, options={"num_warps": num_warps})
                     binary = "cubin" if target.backend == "cuda" else "hsaco"
                     assert binary in compiled.asm, f"no {binary} produced"
+                    if target.backend == "cuda":
+                        hits = contracted_shuffles(compiled.asm["ptx"])
+                        assert not hits, f"float reduction with a contracted first step (lanes disagree): {hits[:3]}"
                     print(f"ok    {spec:12s} {name:40s} {time.time() - t:6.1f}s", flush=True)
                 except Exception as exc:  # noqa: BLE001 - report every failure, then fail
                     failures += 1

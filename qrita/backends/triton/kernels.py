@@ -887,6 +887,33 @@ ST_I = tl.constexpr(16)  # stage, lo, hi, base_cnt, z_k, nties_k, above_k, n_k, 
 ST_F = tl.constexpr(4)  # base_mass, target_p, m, (spare)
 
 
+@triton.jit
+def span_masses(part_f_row, n_spans, m, N_SPANS_P2: tl.constexpr, LOW: tl.constexpr):
+    """A row's softmax denominator, candidate mass and (``LOW``) mass above the low cut: the span
+    partials rescaled to the row max ``m`` and added in span order, as one scalar chain that every
+    thread of the program runs alike, so that every thread holds the same bits.
+
+    Not ``tl.sum`` of the rescaled vector: the compiler contracts a product into the first step of
+    a tree reduction (an FMA with the value shuffled in from another lane), so lanes round
+    differently and end a last bit apart.  A top-p target that differs between threads sends them
+    down different search paths, and the program's reductions then mix their states (on the H200:
+    a NaN threshold, counts a few entries off; ``compile_check`` now rejects the pattern).
+    """
+    z = tl.zeros((), tl.float32)
+    c = tl.zeros((), tl.float32)
+    low = tl.zeros((), tl.float32)
+    for s in tl.static_range(N_SPANS_P2):
+        ok = s < n_spans
+        pf = part_f_row + s * 4
+        m_s = tl.load(pf + 0, mask=ok, other=float("-inf"))
+        f = tl.where(m_s == float("-inf"), 0.0, tl.exp(m_s - m))
+        z += tl.load(pf + 1, mask=ok, other=0.0) * f
+        c += tl.load(pf + 2, mask=ok, other=0.0) * f
+        if LOW:
+            low += tl.load(pf + 3, mask=ok, other=0.0) * f
+    return z, c, low
+
+
 @triton.jit(do_not_specialize=["V", "row0", "k_scalar", "p_scalar", "k_mode", "p_mode_arg", "ties_all",
                                "truncation", "n_spans"])
 def finish_kernel(
@@ -931,12 +958,8 @@ def finish_kernel(
     kmax = tl.max(kmax_s, axis=0)
     nmax = tl.sum(tl.where(kmax_s == kmax, tl.load(pi + 6, mask=sval, other=0), 0), axis=0)
     cut = tl.load(part_i_row + 7)
-    pf = part_f_row + sidx * 4
-    m_s = tl.load(pf + 0, mask=sval, other=float("-inf"))
-    m = tl.max(m_s, axis=0)
-    scale = tl.where(m_s == float("-inf"), 0.0, tl.exp(m_s - m))
-    z_all = tl.sum(tl.load(pf + 1, mask=sval, other=0.0) * scale, axis=0)
-    cmass = tl.sum(tl.load(pf + 2, mask=sval, other=0.0) * scale, axis=0)
+    m = tl.max(tl.load(part_f_row + sidx * 4, mask=sval, other=float("-inf")), axis=0)  # exact: one value
+    z_all, cmass, lmass = span_masses(part_f_row, n_spans, m, N_SPANS_P2, TWO_CUTS)
     inf_mode = n_inf > 0
     z_all = tl.where(inf_mode, n_inf.to(tl.float32), z_all)
     cmass = tl.where(inf_mode, n_inf.to(tl.float32), cmass)
@@ -1000,7 +1023,6 @@ def finish_kernel(
             pl = part_low_ptr + slot.to(tl.int64) * n_spans * 2 + sidx * 2
             n_low = tl.sum(tl.load(pl, mask=sval, other=0), axis=0)
             low = tl.load(part_low_ptr + slot.to(tl.int64) * n_spans * 2 + 1)
-            lmass = tl.sum(tl.load(pf + 3, mask=sval, other=0.0) * scale, axis=0)
             lmass = tl.where(inf_mode, n_inf.to(tl.float32), lmass)
             if (truncation != 0) & (k_active == 0) & (low > 0) & (low > lo_m) & (low < hi_m):
                 if lmass >= target_p:
