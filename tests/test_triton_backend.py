@@ -668,5 +668,5 @@ def test_top_p_hits_over_large_slots_match_the_oracle(share):
     idx = torch.randint(0, V, (B, 20), device="cuda", generator=g)
     x.scatter_(1, idx, 12.0 + 4.0 * torch.rand(B, 20, device="cuda", generator=g))
     opts = {} if share is None else dict(two_cut_share=share)
-    for p in (0.99, 0.95):
+    for p in (0.99, 0.95) if share is None else (0.99,):  # the oracle takes ~30 s a pass over the batch
         _check(x, None, p, "lowest_index", qrita.select(x, None, p, backend="triton", options=opts))
