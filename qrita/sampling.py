@@ -83,25 +83,24 @@ def sample(logits, k=None, p=None, *, seeds=None, generator=None, backend: str =
     # validate everything before any work; a generator is drawn from only once the request is valid
     raw = _raw_seeds(seeds, generator, B, lib, device, rows) if seeds is not None else None
     _check_generator(seeds, generator)
+    chosen = None
     if _check_enabled(False):  # QRITA_CHECK: select() validates the values and compares with the oracle
         selection = select(logits, k, p, backend=backend, ties=ties)
-        states = None if raw is None else _mix64(raw, lib)
     else:
         req, squeeze = make_request(logits, k, p, ties=ties)
         chosen = resolve(backend, req)
-        if raw is None:
-            raw = _raw_seeds(None, generator, B, lib, device, rows)
-        # the backend may mix the seeds in one launch of its own (the same bits)
-        states = chosen.stream_states(raw, lib)
-        if states is None:
-            states = _mix64(raw, lib)
+    if raw is None:
+        raw = _raw_seeds(None, generator, B, lib, device, rows)
+    # the backend may mix the seeds in one launch of its own (the same bits)
+    states = None if chosen is None else chosen.stream_states(raw, lib)
+    if states is None:
+        states = _mix64(raw, lib)
+    if chosen is not None:
         # a GPU backend draws in its own kernels, without the [B, V] noise of _draw
         tokens = chosen.sample(req, states)
         if tokens is not None:
             return tokens.reshape(()) if squeeze else tokens
         selection = _make_selection(req, chosen.select(req), chosen.name, squeeze)
-    if states is None:
-        states = _stream_states(None, generator, B, lib, device, rows)
     return _draw(selection, states)
 
 
