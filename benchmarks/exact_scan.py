@@ -25,6 +25,16 @@ CASES = [("llm", torch.float32, 1024, None, p, {}) for p in (0.99, 0.995, 0.999,
     ("llm", torch.float32, 1024, None, p, opts) for p in (0.99, 0.995, 0.999)
     for opts in (dict(two_cut_share=128), dict(two_cuts=False))]
 
+# --set fold: the finish and the updates run by a row's last program (launch.FOLD_MAX_ROWS: the default at
+# B <= 16; forced at B=1024, where every row of Zipf top-p 0.99 takes the miss rounds)
+FOLD = dict(fold_finish=True, fold_updates=True)
+FOLD_CASES = [("gauss", torch.float32, 16, None, 0.9, {}), ("zipf", torch.float32, 16, None, 0.99, {}),
+              ("llm", torch.float32, 16, None, 0.99, {}), ("llm", torch.bfloat16, 16, 50, None, {}),
+              ("ties", torch.float32, 16, None, 0.9, {}), ("ties", torch.float32, 16, 50, None, {}),
+              ("zipf", torch.float32, 1024, None, 0.99, FOLD), ("llm", torch.float32, 1024, 100, 0.9, FOLD),
+              ("gauss", torch.bfloat16, 1024, None, 0.9, FOLD)]
+SETS = {"default": CASES, "fold": FOLD_CASES}
+
 
 def main() -> None:
     ap = argparse.ArgumentParser()
@@ -32,10 +42,11 @@ def main() -> None:
     ap.add_argument("--npz", default="scan_rows.npz")
     ap.add_argument("--save", type=int, default=4, help="failing rows to save")
     ap.add_argument("--budget-s", type=float, default=200)
+    ap.add_argument("--set", default="default", choices=sorted(SETS), help="which list of cases")
     args = ap.parse_args()
     t0 = time.time()
     rows, saved = [], {}
-    for dist, dtype, B, k, p, opts in CASES:
+    for dist, dtype, B, k, p, opts in SETS[args.set]:
         if time.time() - t0 > args.budget_s:
             break
         x = make_logits(dist, B, 131072, dtype)

@@ -88,9 +88,18 @@ SHARE_HI_CASES = [("llm", torch.float32, 1024, None, p, SHARE_HI) for p in (0.99
 KP = [{}, dict(kp_softmax=True)]
 KP_CASES = [(d, torch.float32, B, 100, 0.9, KP) for d in ("llm", "zipf", "gauss") for B in (1024, 64, 1)] + [
     ("llm", torch.bfloat16, 1024, 100, 0.9, KP), ("zipf13", torch.float32, 1024, 1000, 0.9, KP)]
+# --set fold: the finish run by the span pass's last program of a row and each update by its round's
+# (options fold_finish, fold_updates; the default at B <= launch.FOLD_MAX_ROWS) against separate launches
+FOLD_ON = dict(fold_finish=True, fold_updates=True)
+FOLD_OFF = dict(fold_finish=False, fold_updates=False)
+FOLD = [{}, FOLD_OFF, FOLD_ON, dict(fold_finish=False), dict(fold_updates=False)]
+FOLD_CASES = [("llm", torch.float32, B, k, p, FOLD) for B in (1, 16, 64) for k, p in ((50, None), (None, 0.9))] + [
+    ("gauss", torch.float32, 1, None, 0.9, FOLD), ("llm", torch.bfloat16, 1, 50, None, FOLD),
+    ("zipf", torch.float32, 1, 50, None, FOLD), ("llm", torch.float32, 1, 100, 0.9, FOLD),
+    ("gauss", torch.float32, 1024, None, 0.9, [{}, FOLD_ON]), ("llm", torch.float32, 1024, 50, None, [{}, FOLD_ON])]
 SETS = {"geometry": CASES, "layout": LAYOUT_CASES, "topp": TOPP_CASES, "split": SPLIT_CASES, "batch": BATCH_CASES,
         "agg": AGG_CASES, "share": SHARE_CASES, "defer": DEFER_CASES, "kp": KP_CASES,
-        "share_hi": SHARE_HI_CASES}
+        "share_hi": SHARE_HI_CASES, "fold": FOLD_CASES}
 
 
 def main() -> None:

@@ -86,6 +86,10 @@ SPAN_VARIANTS = (
 )
 
 
+OUTPUTS = dict(thr_key_ptr="*i64", thr_bits_ptr="*i32", num_ties_ptr="*i32", count_ptr="*i32", hit_ptr="*i8",
+               cut_idx_ptr="*i64")
+
+
 def _variants(dtype: str, V: int, span0: int, cap0: int):
     kc = KEY_CONSTANTS[dtype]
     code = launch.DTYPE_CODE[dtype]
@@ -98,7 +102,16 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
            "k_ptr": "*i64", "k_scalar": "i64", "p_ptr": "*fp32", "p_scalar": "fp32"}
     span_args = dict(row, k_mode="i32", p_mode="i32", topk_lut_ptr="*fp32", topp_lut_ptr="*fp32",
                      cand_ptr="*i32", part_i_ptr="*i64", part_f_ptr="*fp32", n_spans="i32", ctr_ptr="*i32",
-                     cut_ptr="*i64", idx_ptr="*i32", part_low_ptr="*i64")
+                     cut_ptr="*i64", idx_ptr="*i32", part_low_ptr="*i64", ticket_ptr="*i32", ties_all="i32",
+                     truncation="i32", state_i_ptr="*i64", state_f_ptr="*fp32", **OUTPUTS, lanes_ptr="*i64")
+    search_const = dict(N_SPANS_P2=n_spans_p2, SPAN_CAP=cap0, CB=min(launch.CB, cap0), REG_CAP=slots,
+                        REG_SMALL=launch.REG_SMALL, REG_MID=launch.REG_MID,
+                        NP=triton.next_power_of_2(NUM_PIVOTS + 1),
+                        MAX_ROUNDS=core_search.max_rounds(kc.width, NUM_PIVOTS) + 2, DTYPE=code, W=kc.width,
+                        KEY_NEG_INF=kc.key_neg_inf)
+    # the finish's constants of a span pass that runs it (FOLD)
+    fold_const = {name: search_const[name] for name in ("N_SPANS_P2", "CB", "REG_CAP", "REG_SMALL", "REG_MID",
+                                                         "NP", "MAX_ROUNDS")}
     cut_args = dict(row, k_mode="i32", p_mode="i32", topk_lut_ptr="*fp32", topp_lut_ptr="*fp32", cut_ptr="*i64",
                     rowcap="i32")
     cut_const = dict(DTYPE=code, W=kc.width, SAMPLE=SAMPLE_SIZE, LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE,
@@ -116,10 +129,12 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
         has_p, prefetch, cut_in, need_min, wide, with_idx, strided, two_cuts, agg, defer, row_z = (
             dict(SPAN_BASE, **v)[name] for name in SPAN_BASE)
         span = launch.WIDE_SPAN if wide else span0
+        fold = not strided and not cut_in  # B <= launch.FOLD_MAX_ROWS: the span pass runs the finish
         span_const = dict(SPAN=span, SPAN_CAP=cap0, BLOCK=launch.BLOCK, DTYPE=code,
                           W=kc.width, KEY_NEG_INF=kc.key_neg_inf, KEY_POS_INF=kc.key_pos_inf, SAMPLE=SAMPLE_SIZE,
                           LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE, TOPK_LUT_N=TOPK_DELTA.size,
-                          TOPP_LUT_N=TOPP_DELTA.size, HAS_P=has_p, PREFETCH=prefetch, CUT_IN=cut_in,
+                          TOPP_LUT_N=TOPP_DELTA.size, FOLD=fold, **fold_const, VALUE_LANES=False, NPM=npm,
+                          HAS_P=has_p, PREFETCH=prefetch, CUT_IN=cut_in,
                           NEED_MIN=need_min, WITH_IDX=with_idx, STRIDED=strided,
                           TWO_CUTS=launch.TWO_CUT_SHARE if two_cuts else 0, AGG=agg, DEFER=defer, ROW_Z=row_z)
         name = f"span_kernel[{dtype}, has_p={has_p}, cut_in={cut_in}, need_min={need_min}"
@@ -130,15 +145,10 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
         name += f", agg={agg}" if agg else ""
         name += ", defer" if defer else ""
         name += "" if row_z else ", no_row_z"
+        name += ", fold" if fold else ""
         name += ", wide]" if span == launch.WIDE_SPAN else "]"
         yield name, _source(kernels.span_kernel, span_args, span_const), 8
-    outputs = dict(thr_key_ptr="*i64", thr_bits_ptr="*i32", num_ties_ptr="*i32", count_ptr="*i32", hit_ptr="*i8",
-                   cut_idx_ptr="*i64")
-    search_const = dict(N_SPANS_P2=n_spans_p2, SPAN_CAP=cap0, CB=min(launch.CB, cap0), REG_CAP=slots,
-                        REG_SMALL=launch.REG_SMALL, REG_MID=launch.REG_MID,
-                        NP=triton.next_power_of_2(NUM_PIVOTS + 1),
-                        MAX_ROUNDS=core_search.max_rounds(kc.width, NUM_PIVOTS) + 2, DTYPE=code, W=kc.width,
-                        KEY_NEG_INF=kc.key_neg_inf)
+    outputs = OUTPUTS
     finish_args = dict(row, k_mode="i32", p_mode_arg="i32", ties_all="i32", truncation="i32", cand_ptr="*i32",
                        part_i_ptr="*i64", part_f_ptr="*fp32", n_spans="i32", ctr_ptr="*i32", state_i_ptr="*i64",
                        state_f_ptr="*fp32", **outputs, part_low_ptr="*i64", lanes_ptr="*i64")
@@ -149,13 +159,19 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
         yield name + "]", _source(kernels.finish_kernel, finish_args, const), search_warps
     round_args = dict(row, k_mode="i32", p_mode_arg="i32", cand_ptr="*i32", rpart_i_ptr="*i32",
                       rpart_f_ptr="*fp32", n_spans="i32", ctr_ptr="*i32", state_i_ptr="*i64", state_f_ptr="*fp32",
-                      lanes_ptr="*i64")
-    for mass_only, span, value_lanes in ((False, span0, False), (True, span0, False),
-                                         (False, launch.WIDE_SPAN, False), (True, span0, True)):
+                      lanes_ptr="*i64", ticket_ptr="*i32", ties_all="i32", last="i32", **outputs)
+    # (mass only, span, value lanes, fold): fold, the update in the round (B <= launch.FOLD_MAX_ROWS)
+    for mass_only, span, value_lanes, fold in ((False, span0, False, False), (True, span0, False, False),
+                                               (False, launch.WIDE_SPAN, False, False), (True, span0, True, False),
+                                               (False, span0, False, True), (True, span0, False, True)):
         round_const = dict(SPAN=span, SPAN_CAP=cap0, BLOCK=launch.ROUND_BLOCK,
                            UNROLL=launch.ROUND_UNROLL, NPM=npm, DTYPE=code, W=kc.width, KEY_NEG_INF=kc.key_neg_inf,
+                           FOLD=fold, **{name: search_const[name] for name in ("N_SPANS_P2", "CB", "REG_CAP",
+                                                                                "REG_SMALL", "REG_MID", "NP",
+                                                                                "MAX_ROUNDS")},
                            MASS_ONLY=mass_only, VALUE_LANES=value_lanes)
         name = f"round_kernel[{dtype}" + (", mass_only" if mass_only else "") + (", value_lanes" if value_lanes else "")
+        name += ", fold" if fold else ""
         name += ", wide]" if span == launch.WIDE_SPAN else "]"
         yield name, _source(kernels.round_kernel, round_args, round_const), 8
     update_args = dict(row, k_mode="i32", p_mode_arg="i32", ties_all="i32", cand_ptr="*i32", rpart_i_ptr="*i32",

@@ -13,6 +13,9 @@ Per wave of rows:
                    hit or miss, and on a hit runs the pivot search of
                    ``qrita.core.search`` over the candidates and the tie rules.
 ``round_kernel``, ``update_kernel``  the parallel miss rounds of rows that missed.
+                   At small batches (``launch.FOLD_MAX_ROWS``) the last span program of
+                   a row runs its finish, and the last round program its update
+                   (``FOLD``, :func:`last_of_row`): fewer launches, the same bits.
 ``slot_ties_kernel``, ``tie_count_kernel``, ``tie_pick_kernel``  (masking and
                    sampling) the index of the last kept entry of a cut tie group.
 ``mask_kernel``    grid (rows, blocks): mask_value wherever an entry is not kept,
@@ -348,15 +351,37 @@ def cut_kernel(
     tl.store(cut_ptr + slot * 2 + 1, low)
 
 
-@triton.jit(do_not_specialize=["V", "row0", "k_scalar", "p_scalar", "k_mode", "p_mode", "n_spans"])
+@triton.jit
+def last_of_row(ticket_ptr, n_spans):
+    """Whether this program is the last of its row's ``n_spans`` programs to get here.
+
+    Every thread's stores are issued before the barrier, and the ticket is an
+    ``acq_rel`` atomic: the last program has seen the release of every other one
+    and so reads all of their partials and slot entries.  The last program sets
+    the ticket back to zero for the row's next launch.
+    """
+    tl.debug_barrier()
+    ticket = tl.atomic_add(ticket_ptr, 1, sem="acq_rel")
+    last = ticket == n_spans - 1
+    if last:
+        tl.store(ticket_ptr, tl.zeros((), tl.int32))
+    return last
+
+
+@triton.jit(do_not_specialize=["V", "row0", "k_scalar", "p_scalar", "k_mode", "p_mode", "n_spans", "ties_all",
+                               "truncation"])
 def span_kernel(
     x_ptr, stride_xb, stride_xv, V, row0,
     k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode,
     topk_lut_ptr, topp_lut_ptr,
     cand_ptr, part_i_ptr, part_f_ptr, n_spans, ctr_ptr, cut_ptr, idx_ptr, part_low_ptr,
+    ticket_ptr, ties_all, truncation, state_i_ptr, state_f_ptr,
+    thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr, lanes_ptr,
     SPAN: tl.constexpr, SPAN_CAP: tl.constexpr, BLOCK: tl.constexpr,
     DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr, KEY_POS_INF: tl.constexpr,
     SAMPLE: tl.constexpr, LUT_STEPS: tl.constexpr, TOPK_LUT_N: tl.constexpr, TOPP_LUT_N: tl.constexpr,
+    FOLD: tl.constexpr, N_SPANS_P2: tl.constexpr, CB: tl.constexpr, REG_CAP: tl.constexpr, REG_SMALL: tl.constexpr,
+    REG_MID: tl.constexpr, NP: tl.constexpr, MAX_ROUNDS: tl.constexpr, VALUE_LANES: tl.constexpr, NPM: tl.constexpr,
     HAS_P: tl.constexpr, PREFETCH: tl.constexpr = False, CUT_IN: tl.constexpr = False,
     NEED_MIN: tl.constexpr = True, WITH_IDX: tl.constexpr = False, STRIDED: tl.constexpr = False,
     TWO_CUTS: tl.constexpr = 0, AGG: tl.constexpr = 0, DEFER: tl.constexpr = False, ROW_Z: tl.constexpr = True,
@@ -386,6 +411,9 @@ def span_kernel(
     has a top-k needs none of them: its top-p runs over the top-k survivors, whose
     masses the finish takes from the candidates with the row max from ``kmax``; the
     partials then hold -inf and zeros.
+
+    ``FOLD``: the row's last program to finish its span (:func:`last_of_row`) runs
+    :func:`finish_row`, so that no finish launch follows.
     """
     slot = tl.program_id(0)
     span = tl.program_id(1)
@@ -490,6 +518,15 @@ def span_kernel(
         pl = part_low_ptr + (slot.to(tl.int64) * n_spans + span) * 2
         tl.store(pl + 0, tl.sum(n_low_v, axis=0).to(tl.int64))
         tl.store(pl + 1, low)
+    if FOLD:
+        if last_of_row(ticket_ptr + slot, n_spans):
+            finish_row(
+                slot, x_ptr, stride_xb, stride_xv, V, row0, k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode,
+                ties_all, truncation, cand_ptr, part_i_ptr, part_f_ptr, n_spans, ctr_ptr, state_i_ptr, state_f_ptr,
+                thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr, part_low_ptr, lanes_ptr,
+                N_SPANS_P2, SPAN_CAP, CB, REG_CAP, REG_SMALL, REG_MID, NP, MAX_ROUNDS, DTYPE, W, KEY_NEG_INF,
+                TWO_CUTS != 0, VALUE_LANES, NPM,
+            )
 
 
 # --------------------------------------------------------------------------------------
@@ -914,9 +951,9 @@ def span_masses(part_f_row, n_spans, m, N_SPANS_P2: tl.constexpr, LOW: tl.conste
     return z, c, low
 
 
-@triton.jit(do_not_specialize=["V", "row0", "k_scalar", "p_scalar", "k_mode", "p_mode_arg", "ties_all",
-                               "truncation", "n_spans"])
-def finish_kernel(
+@triton.jit
+def finish_row(
+    slot,
     x_ptr, stride_xb, stride_xv, V, row0,
     k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode_arg, ties_all, truncation,
     cand_ptr, part_i_ptr, part_f_ptr, n_spans, ctr_ptr, state_i_ptr, state_f_ptr,
@@ -933,7 +970,6 @@ def finish_kernel(
     ``TWO_CUTS``: a miss also narrows the range with the low cut's exact count and
     mass (:func:`row_cut_key`).
     """
-    slot = tl.program_id(0)
     row = (row0 + slot).to(tl.int64)
     x_row = x_ptr + row * stride_xb
     k_active, k, p_mode, p = row_params(row, k_ptr, k_scalar, p_ptr, p_scalar, V, k_mode, p_mode_arg)
@@ -1058,6 +1094,30 @@ def finish_kernel(
     tl.store(ctr_ptr + slot, tl.zeros((), tl.int32))
 
 
+@triton.jit(do_not_specialize=["V", "row0", "k_scalar", "p_scalar", "k_mode", "p_mode_arg", "ties_all",
+                               "truncation", "n_spans"])
+def finish_kernel(
+    x_ptr, stride_xb, stride_xv, V, row0,
+    k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode_arg, ties_all, truncation,
+    cand_ptr, part_i_ptr, part_f_ptr, n_spans, ctr_ptr, state_i_ptr, state_f_ptr,
+    thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr, part_low_ptr, lanes_ptr,
+    N_SPANS_P2: tl.constexpr, SPAN_CAP: tl.constexpr, CB: tl.constexpr,
+    REG_CAP: tl.constexpr, REG_SMALL: tl.constexpr, REG_MID: tl.constexpr, NP: tl.constexpr,
+    MAX_ROUNDS: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr,
+    TWO_CUTS: tl.constexpr = False, VALUE_LANES: tl.constexpr = False, NPM: tl.constexpr = 16,
+):
+    """One program a row after the span pass: :func:`finish_row` (the span pass runs it in
+    the last program of each row instead when its ``FOLD`` is set)."""
+    finish_row(
+        tl.program_id(0), x_ptr, stride_xb, stride_xv, V, row0, k_ptr, k_scalar, p_ptr,
+        p_scalar, k_mode, p_mode_arg, ties_all, truncation, cand_ptr, part_i_ptr, part_f_ptr,
+        n_spans, ctr_ptr, state_i_ptr, state_f_ptr, thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr,
+        hit_ptr, cut_idx_ptr, part_low_ptr, lanes_ptr, N_SPANS_P2, SPAN_CAP, CB, REG_CAP,
+        REG_SMALL, REG_MID, NP, MAX_ROUNDS, DTYPE, W, KEY_NEG_INF, TWO_CUTS,
+        VALUE_LANES, NPM,
+    )
+
+
 @triton.jit
 def lane_taus(lo, hi, NPM: tl.constexpr, VALUE: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr):
     """The NPM lanes of a miss round over (lo, hi], int64, non-decreasing, lane 0 = lo.
@@ -1129,14 +1189,18 @@ def gather_now(stage, p_mode, n_in, base_cnt, n_spans, SPAN_CAP: tl.constexpr):
     return (n_in >= 0) & (n_gb <= n_spans * SPAN_CAP)
 
 
-@triton.jit(do_not_specialize=["V", "row0", "k_scalar", "p_scalar", "k_mode", "p_mode_arg", "n_spans"])
+@triton.jit(do_not_specialize=["V", "row0", "k_scalar", "p_scalar", "k_mode", "p_mode_arg", "n_spans", "ties_all",
+                               "last"])
 def round_kernel(
     x_ptr, stride_xb, stride_xv, V, row0,
     k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode_arg,
     cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr, state_i_ptr, state_f_ptr, lanes_ptr,
+    ticket_ptr, ties_all, last, thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr,
     SPAN: tl.constexpr, SPAN_CAP: tl.constexpr, BLOCK: tl.constexpr, UNROLL: tl.constexpr, NPM: tl.constexpr,
-    DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr, MASS_ONLY: tl.constexpr = False,
-    VALUE_LANES: tl.constexpr = False,
+    DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr,
+    FOLD: tl.constexpr, N_SPANS_P2: tl.constexpr, CB: tl.constexpr, REG_CAP: tl.constexpr, REG_SMALL: tl.constexpr,
+    REG_MID: tl.constexpr, NP: tl.constexpr, MAX_ROUNDS: tl.constexpr,
+    MASS_ONLY: tl.constexpr = False, VALUE_LANES: tl.constexpr = False,
 ):
     """One miss round over one span of an unresolved row.
 
@@ -1154,6 +1218,10 @@ def round_kernel(
     only, plus two counts, keys above hi and keys in (lo, hi]; the update then
     knows the count above the *current* hi exactly and bounds the count of the
     next range by its mass.  Gathering rounds count the keys above hi too.
+
+    ``FOLD``: the row's last program to finish its span (:func:`last_of_row`) runs
+    :func:`update_row`, so that a round is one launch.  The update's bits do not
+    depend on which program runs it.
     """
     slot = tl.program_id(0)
     span = tl.program_id(1)
@@ -1222,11 +1290,21 @@ def round_kernel(
                         mass2 += tl.where(gt, w[None, :], 0.0)
             tl.store(rpart_i_ptr + base * NPM + lanes, tl.sum(cnt2, axis=1))
             tl.store(rpart_f_ptr + base * NPM + lanes, tl.sum(mass2, axis=1))
+    if FOLD:
+        if stage != 0:
+            if last_of_row(ticket_ptr + slot, n_spans):
+                update_row(
+                    slot, x_ptr, stride_xb, stride_xv, V, row0, k_ptr, k_scalar, p_ptr, p_scalar, k_mode,
+                    p_mode_arg, ties_all, cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr, state_i_ptr,
+                    state_f_ptr, last, thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr,
+                    lanes_ptr, N_SPANS_P2, SPAN_CAP, CB, REG_CAP, REG_SMALL, REG_MID, NP, NPM, MAX_ROUNDS, DTYPE,
+                    W, KEY_NEG_INF, MASS_ONLY, VALUE_LANES,
+                )
 
 
-@triton.jit(do_not_specialize=["V", "row0", "k_scalar", "p_scalar", "k_mode", "p_mode_arg", "ties_all",
-                               "n_spans", "last"])
-def update_kernel(
+@triton.jit
+def update_row(
+    slot,
     x_ptr, stride_xb, stride_xv, V, row0,
     k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode_arg, ties_all,
     cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr, state_i_ptr, state_f_ptr, last,
@@ -1249,7 +1327,6 @@ def update_kernel(
     new range is bounded by its mass over its smallest weight (``n_ub``), which
     decides whether the next round gathers.  A single-key range settles in the
     round after it appears."""
-    slot = tl.program_id(0)
     row = (row0 + slot).to(tl.int64)
     si = state_i_ptr + row * ST_I
     stage = tl.load(si + 0)
@@ -1441,6 +1518,30 @@ def update_kernel(
             if VALUE_LANES:  # the next round's lanes
                 tl.store(lanes_ptr + row * NPM + tl.arange(0, NPM), lane_taus(lo, hi, NPM, True, DTYPE, W))
         tl.store(ctr_ptr + slot, tl.zeros((), tl.int32))
+
+
+@triton.jit(do_not_specialize=["V", "row0", "k_scalar", "p_scalar", "k_mode", "p_mode_arg", "ties_all",
+                               "n_spans", "last"])
+def update_kernel(
+    x_ptr, stride_xb, stride_xv, V, row0,
+    k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode_arg, ties_all,
+    cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr, state_i_ptr, state_f_ptr, last,
+    thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr, lanes_ptr,
+    N_SPANS_P2: tl.constexpr, SPAN_CAP: tl.constexpr, CB: tl.constexpr, REG_CAP: tl.constexpr,
+    REG_SMALL: tl.constexpr, REG_MID: tl.constexpr,
+    NP: tl.constexpr, NPM: tl.constexpr, MAX_ROUNDS: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr,
+    KEY_NEG_INF: tl.constexpr, MASS_ONLY: tl.constexpr = False, VALUE_LANES: tl.constexpr = False,
+):
+    """After a miss round, one program a row: :func:`update_row` (the option
+    ``fold_updates`` runs it in the last round program of each row instead)."""
+    update_row(
+        tl.program_id(0), x_ptr, stride_xb, stride_xv, V, row0, k_ptr, k_scalar, p_ptr,
+        p_scalar, k_mode, p_mode_arg, ties_all, cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans,
+        ctr_ptr, state_i_ptr, state_f_ptr, last, thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr,
+        hit_ptr, cut_idx_ptr, lanes_ptr, N_SPANS_P2, SPAN_CAP, CB, REG_CAP, REG_SMALL,
+        REG_MID, NP, NPM, MAX_ROUNDS, DTYPE, W, KEY_NEG_INF, MASS_ONLY,
+        VALUE_LANES,
+    )
 
 
 @triton.jit

@@ -56,6 +56,11 @@ TWO_CUT_SHARE = 32
 # default of the option kp_softmax: a scalar top-k with a top-p computes the row's softmax partials
 # and keeps the top-p geometry (True), or skips them and takes the top-k geometry (False, run_select)
 KP_SOFTMAX = False
+# at most this many rows, the span pass's last program of a row runs its finish and a miss round's last
+# program its update (options fold_finish, fold_updates; kernels.last_of_row): fewer launches, the same
+# bits.  The folded kernels need 255 registers a thread (sm_90, Triton 3.6; round_kernel alone 77), one
+# program an SM, so larger batches keep the separate launches.
+FOLD_MAX_ROWS = 16
 
 
 def miss_rounds(width: int) -> int:
@@ -179,6 +184,10 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
     # top-p 3554 -> 3380 us; slower on Zipf top-k 734 -> 789 us and at B=1 (45 -> 54 us), where the
     # span programs also compute the cut and keep conversions either way.  So: strided above
     # STRIDED_MIN_ROWS rows, vector below.
+    # each row's update runs in the last program of its miss round, and its finish in the last program of
+    # its span pass (FOLD_MAX_ROWS); the same bits either way
+    fold = bool(opts.get("fold_updates", B <= FOLD_MAX_ROWS))
+    fold_finish = bool(opts.get("fold_finish", B <= FOLD_MAX_ROWS))
     span_layout = opts.get("span_layout")
     if span_layout is None:
         span_layout = "strided" if B > STRIDED_MIN_ROWS else "vector"
@@ -249,7 +258,10 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         # a row's slot counter (atomic positions in its compact candidate slot): zero here;
         # every kernel that uses it leaves it at zero for the next (span pass -> finish ->
         # rounds -> updates -> next wave)
-        ctr = torch.zeros((wave,), dtype=torch.int32, device=dev)
+        # and each row's round ticket (option fold_updates: the round's last program of a row runs
+        # its update), left at zero the same way; one fill for both
+        ctrs = torch.zeros((2, wave), dtype=torch.int32, device=dev)
+        ctr, ticket = ctrs[0], ctrs[1]
         cut = torch.empty((wave, 2), dtype=torch.int64, device=dev)  # (gathering cut, low cut) keys
         # two_cuts: each span's count above the row's low cut, and the low cut
         part_low = torch.empty((wave, n_spans, 2), dtype=torch.int64, device=dev) if two_cuts else part_i
@@ -278,36 +290,41 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                 k_ptr, k_s, p_ptr, p_s, k_mode, p_mode,
                 topk_lut, topp_lut,
                 cand, part_i, part_f, n_spans, ctr, cut, cidx, part_low,
-                SPAN=span, SPAN_CAP=span_cap, BLOCK=block,
-                KEY_NEG_INF=kc.key_neg_inf, KEY_POS_INF=kc.key_pos_inf,
-                SAMPLE=SAMPLE_SIZE, LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE,
+                ticket, ties_all, int(truncation), state_i, state_f,
+                thr_key, thr_bits, num_ties, count, hit, cut_idx, lanes,
+                SPAN=span, BLOCK=block, KEY_POS_INF=kc.key_pos_inf, FOLD=fold_finish, **search_const,
+                VALUE_LANES=value_lanes, NPM=npm, SAMPLE=SAMPLE_SIZE, LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE,
                 TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size, HAS_P=p_mode != 0,
                 PREFETCH=bool(opts.get("span_prefetch", False)), CUT_IN=cut_in, NEED_MIN=not all_search,
                 WITH_IDX=with_idx, STRIDED=span_layout == "strided", TWO_CUTS=two_cut_share if two_cuts else 0,
                 AGG=min(append_agg, block), DEFER=append_defer, ROW_Z=not kp, num_warps=span_warps,
                 **common,
             )
-            kernels.finish_kernel[(rows,)](
-                x, x.stride(0), x.stride(1), V, row0,
-                k_ptr, k_s, p_ptr, p_s, k_mode, p_mode, ties_all, int(truncation),
-                cand, part_i, part_f, n_spans, ctr, state_i, state_f,
-                thr_key, thr_bits, num_ties, count, hit, cut_idx, part_low, lanes,
-                TWO_CUTS=two_cuts, VALUE_LANES=value_lanes, NPM=npm, num_warps=search_warps, **search_const,
-                **common,
-            )
+            if not fold_finish:
+                kernels.finish_kernel[(rows,)](
+                    x, x.stride(0), x.stride(1), V, row0,
+                    k_ptr, k_s, p_ptr, p_s, k_mode, p_mode, ties_all, int(truncation),
+                    cand, part_i, part_f, n_spans, ctr, state_i, state_f,
+                    thr_key, thr_bits, num_ties, count, hit, cut_idx, part_low, lanes,
+                    TWO_CUTS=two_cuts, VALUE_LANES=value_lanes, NPM=npm, num_warps=search_warps, **search_const,
+                    **common,
+                )
             for r in range(n_rounds):
+                last = int(r == n_rounds - 1)
                 kernels.round_kernel[(rows, n_spans)](
                     x, x.stride(0), x.stride(1), V, row0,
                     k_ptr, k_s, p_ptr, p_s, k_mode, p_mode,
                     cand, rpart_i, rpart_f, n_spans, ctr, state_i, state_f, lanes,
-                    SPAN=span, SPAN_CAP=span_cap, BLOCK=round_block, UNROLL=round_unroll, NPM=npm,
-                    KEY_NEG_INF=kc.key_neg_inf, MASS_ONLY=mass_lanes, VALUE_LANES=value_lanes,
-                    num_warps=round_warps, **common,
+                    ticket, ties_all, last, thr_key, thr_bits, num_ties, count, hit, cut_idx,
+                    SPAN=span, BLOCK=round_block, UNROLL=round_unroll, NPM=npm, MASS_ONLY=mass_lanes,
+                    VALUE_LANES=value_lanes, FOLD=fold, num_warps=round_warps, **search_const, **common,
                 )
+                if fold:
+                    continue
                 kernels.update_kernel[(rows,)](
                     x, x.stride(0), x.stride(1), V, row0,
                     k_ptr, k_s, p_ptr, p_s, k_mode, p_mode, ties_all,
-                    cand, rpart_i, rpart_f, n_spans, ctr, state_i, state_f, int(r == n_rounds - 1),
+                    cand, rpart_i, rpart_f, n_spans, ctr, state_i, state_f, last,
                     thr_key, thr_bits, num_ties, count, hit, cut_idx, lanes,
                     NPM=npm, MASS_ONLY=mass_lanes, VALUE_LANES=value_lanes, num_warps=search_warps,
                     **search_const, **common,
@@ -353,7 +370,8 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         threshold = thr_bits.view(torch.float32)
     else:
         threshold = thr_bits.to(torch.int16).view(dtype)
-    result = SelectResult(threshold=threshold, num_ties=num_ties, count=count, hit=hit.bool())
+    # every row's hit is 0 or 1 (finalize): a bool view, no launch
+    result = SelectResult(threshold=threshold, num_ties=num_ties, count=count, hit=hit.view(torch.bool))
     return result, Aux(thr_key, cut_idx, req.dtype, hit, tokens)
 
 
