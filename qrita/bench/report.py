@@ -30,7 +30,6 @@ ROW_FIELDS = (
     "accepted_rate",  # fraction of gate rows within SPEC.md's top-p window (qrita must be 1.0)
     "graph_us",
     "eager_us",
-    "copy_us",
     "roofline_us",
     "ratio",  # graph_us (eager_us when there is no graph time) / roofline_us
     "bytes_moved",

@@ -62,7 +62,7 @@ SMALL_EXCLUDED = ("has_p=True", "cut_in=True", "two_cuts", "mass_only", "value_l
 
 
 SPAN_BASE = dict(has_p=False, prefetch=False, cut_in=True, need_min=False, wide=False, with_idx=False,
-                 strided=True, two_cuts=False, agg=0, defer=False, row_z=True)
+                 strided=True, two_cuts=False, agg=0, defer=False, row_z=True, fold=False)
 SPAN_VARIANTS = (
     {}, dict(has_p=True), dict(has_p=True, cut_in=False, need_min=True, strided=False),
     dict(cut_in=False, need_min=True, strided=False), dict(has_p=True, prefetch=True), dict(wide=True),
@@ -83,6 +83,8 @@ SPAN_VARIANTS = (
     dict(has_p=True, row_z=False), dict(has_p=True, row_z=False, cut_in=False),
     dict(has_p=True, row_z=False, cut_in=False, strided=False),
     dict(has_p=True, row_z=False, cut_in=False, strided=False, with_idx=True),
+    # the option fold_finish (the span pass's last program of a row runs the finish), at B <= 16
+    dict(cut_in=False, strided=False, fold=True), dict(has_p=True, cut_in=False, strided=False, fold=True),
 )
 
 
@@ -124,12 +126,11 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
     # computed by cut_kernel, above CUT_PASS_MIN_ROWS rows), need_min (the smallest key tracked), wide (a
     # small scalar top-k alone over many rows, launch.span_of), with_idx (token indices kept for sampling),
     # strided (the load layout above STRIDED_MIN_ROWS rows), two_cuts, agg and defer (options), row_z (the
-    # softmax partials; off for a scalar top-k with a top-p).
+    # softmax partials; off for a scalar top-k with a top-p), fold (option fold_finish).
     for v in SPAN_VARIANTS:
-        has_p, prefetch, cut_in, need_min, wide, with_idx, strided, two_cuts, agg, defer, row_z = (
+        has_p, prefetch, cut_in, need_min, wide, with_idx, strided, two_cuts, agg, defer, row_z, fold = (
             dict(SPAN_BASE, **v)[name] for name in SPAN_BASE)
         span = launch.WIDE_SPAN if wide else span0
-        fold = not strided and not cut_in  # B <= launch.FOLD_MAX_ROWS: the span pass runs the finish
         span_const = dict(SPAN=span, SPAN_CAP=cap0, BLOCK=launch.BLOCK, DTYPE=code,
                           W=kc.width, KEY_NEG_INF=kc.key_neg_inf, KEY_POS_INF=kc.key_pos_inf, SAMPLE=SAMPLE_SIZE,
                           LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE, TOPK_LUT_N=TOPK_DELTA.size,
@@ -160,7 +161,8 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
     round_args = dict(row, k_mode="i32", p_mode_arg="i32", cand_ptr="*i32", rpart_i_ptr="*i32",
                       rpart_f_ptr="*fp32", n_spans="i32", ctr_ptr="*i32", state_i_ptr="*i64", state_f_ptr="*fp32",
                       lanes_ptr="*i64", ticket_ptr="*i32", ties_all="i32", last="i32", **outputs)
-    # (mass only, span, value lanes, fold): fold, the update in the round (B <= launch.FOLD_MAX_ROWS)
+    # (mass only, span, value lanes, fold): fold, the update in the round (a top-k alone at
+    # B <= launch.FOLD_MAX_ROWS; the option fold_updates otherwise)
     for mass_only, span, value_lanes, fold in ((False, span0, False, False), (True, span0, False, False),
                                                (False, launch.WIDE_SPAN, False, False), (True, span0, True, False),
                                                (False, span0, False, True), (True, span0, False, True)):

@@ -13,9 +13,10 @@ Per wave of rows:
                    hit or miss, and on a hit runs the pivot search of
                    ``qrita.core.search`` over the candidates and the tie rules.
 ``round_kernel``, ``update_kernel``  the parallel miss rounds of rows that missed.
-                   At small batches (``launch.FOLD_MAX_ROWS``) the last span program of
-                   a row runs its finish, and the last round program its update
-                   (``FOLD``, :func:`last_of_row`): fewer launches, the same bits.
+                   For a top-k alone at small batches (``launch.FOLD_MAX_ROWS``) the
+                   last round program of a row runs its update (``FOLD``,
+                   :func:`last_of_row`): one launch a round, the same bits.  The option
+                   ``fold_finish`` folds the finish into the span pass the same way.
 ``slot_ties_kernel``, ``tie_count_kernel``, ``tie_pick_kernel``  (masking and
                    sampling) the index of the last kept entry of a cut tie group.
 ``mask_kernel``    grid (rows, blocks): mask_value wherever an entry is not kept,

@@ -56,10 +56,13 @@ TWO_CUT_SHARE = 32
 # default of the option kp_softmax: a scalar top-k with a top-p computes the row's softmax partials
 # and keeps the top-p geometry (True), or skips them and takes the top-k geometry (False, run_select)
 KP_SOFTMAX = False
-# at most this many rows, the span pass's last program of a row runs its finish and a miss round's last
-# program its update (options fold_finish, fold_updates; kernels.last_of_row): fewer launches, the same
-# bits.  The folded kernels need 255 registers a thread (sm_90, Triton 3.6; round_kernel alone 77), one
-# program an SM, so larger batches keep the separate launches.
+# a top-k alone over at most this many rows: each miss round's last program of a row runs the row's
+# update (option fold_updates; kernels.last_of_row), one launch a round instead of two, the same bits.
+# The folded round needs 255 registers a thread (sm_90, Triton 3.6; 77 alone), one program an SM.  H200
+# (3272599, select, V=131072, fp32, docs/bench/h200-2026-12-01/session10/): LLM-like top-k 50 B=1 27.3 ->
+# 23.2 us, B=16 32.2 -> 31.7, B=64 50.4 -> 86.7 (registers); top-p 0.9 hits B=1 45.6 -> 41.6, but misses
+# got slower (Gaussian B=1 114.9 -> 138.2), so a top-p keeps the separate updates.  The option fold_finish
+# (the span pass's last program runs the finish) was slower everywhere: B=16 top-k 50 31.7 -> 47.3 us.
 FOLD_MAX_ROWS = 16
 
 
@@ -184,10 +187,8 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
     # top-p 3554 -> 3380 us; slower on Zipf top-k 734 -> 789 us and at B=1 (45 -> 54 us), where the
     # span programs also compute the cut and keep conversions either way.  So: strided above
     # STRIDED_MIN_ROWS rows, vector below.
-    # each row's update runs in the last program of its miss round, and its finish in the last program of
-    # its span pass (FOLD_MAX_ROWS); the same bits either way
-    fold = bool(opts.get("fold_updates", B <= FOLD_MAX_ROWS))
-    fold_finish = bool(opts.get("fold_finish", B <= FOLD_MAX_ROWS))
+    # the finish run by the last program of a row's span pass (option; slower, FOLD_MAX_ROWS)
+    fold_finish = bool(opts.get("fold_finish", False))
     span_layout = opts.get("span_layout")
     if span_layout is None:
         span_layout = "strided" if B > STRIDED_MIN_ROWS else "vector"
@@ -229,6 +230,8 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         # top-p geometry): the path before the eighth session, for A/B runs.
         kp = p_mode != 0 and k_mode == 1 and 1 <= k_s < V and not opts.get("kp_softmax", KP_SOFTMAX)
         topk_geometry = p_mode == 0 or kp  # no bit depends on the span
+        # each row's update run by the last program of its miss round (FOLD_MAX_ROWS); the same bits
+        fold = bool(opts.get("fold_updates", p_mode == 0 and B <= FOLD_MAX_ROWS))
         wide = topk_geometry and k_mode == 1 and k_s <= WIDE_SPAN_MAX_K
         auto_span, auto_cap = span_of(V, B, wide, top_k_only=topk_geometry and k_mode != 0)
         span = int_option(opts, "span", auto_span, pow2=True)
