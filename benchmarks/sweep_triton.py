@@ -96,7 +96,8 @@ FOLD = [{}, FOLD_OFF, FOLD_ON, dict(fold_finish=False), dict(fold_updates=False)
 FOLD_CASES = [("llm", torch.float32, B, k, p, FOLD) for B in (1, 16, 64) for k, p in ((50, None), (None, 0.9))] + [
     ("gauss", torch.float32, 1, None, 0.9, FOLD), ("llm", torch.bfloat16, 1, 50, None, FOLD),
     ("zipf", torch.float32, 1, 50, None, FOLD), ("llm", torch.float32, 1, 100, 0.9, FOLD),
-    ("gauss", torch.float32, 1024, None, 0.9, [{}, FOLD_ON]), ("llm", torch.float32, 1024, 50, None, [{}, FOLD_ON])]
+    ("gauss", torch.float32, 1024, None, 0.9, [{}, FOLD_ON]), ("llm", torch.float32, 1024, 50, None, [{}, FOLD_ON]),
+    ("llm", torch.float32, 16, 100, 0.9, FOLD[:2]), ("zipf", torch.float32, 1, 100, 0.9, FOLD[:2])]
 SETS = {"geometry": CASES, "layout": LAYOUT_CASES, "topp": TOPP_CASES, "split": SPLIT_CASES, "batch": BATCH_CASES,
         "agg": AGG_CASES, "share": SHARE_CASES, "defer": DEFER_CASES, "kp": KP_CASES,
         "share_hi": SHARE_HI_CASES, "fold": FOLD_CASES}

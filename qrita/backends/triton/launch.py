@@ -56,13 +56,15 @@ TWO_CUT_SHARE = 32
 # default of the option kp_softmax: a scalar top-k with a top-p computes the row's softmax partials
 # and keeps the top-p geometry (True), or skips them and takes the top-k geometry (False, run_select)
 KP_SOFTMAX = False
-# a top-k alone over at most this many rows: each miss round's last program of a row runs the row's
-# update (option fold_updates; kernels.last_of_row), one launch a round instead of two, the same bits.
-# The folded round needs 255 registers a thread (sm_90, Triton 3.6; 77 alone), one program an SM.  H200
-# (3272599, select, V=131072, fp32, docs/bench/h200-2026-12-01/session10/): LLM-like top-k 50 B=1 27.3 ->
-# 23.2 us, B=16 32.2 -> 31.7, B=64 50.4 -> 86.7 (registers); top-p 0.9 hits B=1 45.6 -> 41.6, but misses
-# got slower (Gaussian B=1 114.9 -> 138.2), so a top-p keeps the separate updates.  The option fold_finish
-# (the span pass's last program runs the finish) was slower everywhere: B=16 top-k 50 31.7 -> 47.3 us.
+# a top-k (alone, or a scalar one with a top-p: the top-k geometry) over at most this many rows: each
+# miss round's last program of a row runs the row's update (option fold_updates; kernels.last_of_row),
+# one launch a round instead of two, the same bits.  The folded round needs 255 registers a thread
+# (sm_90, Triton 3.6; 77 alone), one program an SM.  H200 (select, V=131072, fp32,
+# docs/bench/h200-2026-12-01/session10/): LLM-like top-k 50 B=1 27.3 -> 23.5 us, B=16 32.2 -> 31.7, B=64
+# 50.4 -> 86.7 (registers); k100+p0.9 B=1 32.2 -> 28.2 (finish folded too); top-p 0.9 hits B=1 45.8 ->
+# 43.5, but misses got slower (Gaussian B=1 115.0 -> 139.3), so a top-p alone keeps the separate updates.
+# The option fold_finish (the span pass's last program runs the finish) gained nothing at B=1 and lost at
+# B=16 (top-k 50 31.7 -> 47.3 us).
 FOLD_MAX_ROWS = 16
 
 
@@ -231,7 +233,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         kp = p_mode != 0 and k_mode == 1 and 1 <= k_s < V and not opts.get("kp_softmax", KP_SOFTMAX)
         topk_geometry = p_mode == 0 or kp  # no bit depends on the span
         # each row's update run by the last program of its miss round (FOLD_MAX_ROWS); the same bits
-        fold = bool(opts.get("fold_updates", p_mode == 0 and B <= FOLD_MAX_ROWS))
+        fold = bool(opts.get("fold_updates", topk_geometry and B <= FOLD_MAX_ROWS))
         wide = topk_geometry and k_mode == 1 and k_s <= WIDE_SPAN_MAX_K
         auto_span, auto_cap = span_of(V, B, wide, top_k_only=topk_geometry and k_mode != 0)
         span = int_option(opts, "span", auto_span, pow2=True)
