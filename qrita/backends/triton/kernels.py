@@ -414,7 +414,7 @@ def span_kernel(
     partials then hold -inf and zeros.
 
     ``FOLD``: the row's last program to finish its span (:func:`last_of_row`) runs
-    :func:`finish_row`, so that no finish launch follows.
+    :func:`finish_kernel`, so that no finish launch follows.
     """
     slot = tl.program_id(0)
     span = tl.program_id(1)
@@ -521,8 +521,8 @@ def span_kernel(
         tl.store(pl + 1, low)
     if FOLD:
         if last_of_row(ticket_ptr + slot, n_spans):
-            finish_row(
-                slot, x_ptr, stride_xb, stride_xv, V, row0, k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode,
+            finish_kernel(
+                x_ptr, stride_xb, stride_xv, V, row0, k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode,
                 ties_all, truncation, cand_ptr, part_i_ptr, part_f_ptr, n_spans, ctr_ptr, state_i_ptr, state_f_ptr,
                 thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr, part_low_ptr, lanes_ptr,
                 N_SPANS_P2, SPAN_CAP, CB, REG_CAP, REG_SMALL, REG_MID, NP, MAX_ROUNDS, DTYPE, W, KEY_NEG_INF,
@@ -952,9 +952,9 @@ def span_masses(part_f_row, n_spans, m, N_SPANS_P2: tl.constexpr, LOW: tl.conste
     return z, c, low
 
 
-@triton.jit
-def finish_row(
-    slot,
+@triton.jit(do_not_specialize=["V", "row0", "k_scalar", "p_scalar", "k_mode", "p_mode_arg", "ties_all",
+                               "truncation", "n_spans"])
+def finish_kernel(
     x_ptr, stride_xb, stride_xv, V, row0,
     k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode_arg, ties_all, truncation,
     cand_ptr, part_i_ptr, part_f_ptr, n_spans, ctr_ptr, state_i_ptr, state_f_ptr,
@@ -971,6 +971,7 @@ def finish_row(
     ``TWO_CUTS``: a miss also narrows the range with the low cut's exact count and
     mass (:func:`row_cut_key`).
     """
+    slot = tl.program_id(0)  # also when a span or round program runs it (FOLD): its row slot
     row = (row0 + slot).to(tl.int64)
     x_row = x_ptr + row * stride_xb
     k_active, k, p_mode, p = row_params(row, k_ptr, k_scalar, p_ptr, p_scalar, V, k_mode, p_mode_arg)
@@ -1095,28 +1096,6 @@ def finish_row(
     tl.store(ctr_ptr + slot, tl.zeros((), tl.int32))
 
 
-@triton.jit(do_not_specialize=["V", "row0", "k_scalar", "p_scalar", "k_mode", "p_mode_arg", "ties_all",
-                               "truncation", "n_spans"])
-def finish_kernel(
-    x_ptr, stride_xb, stride_xv, V, row0,
-    k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode_arg, ties_all, truncation,
-    cand_ptr, part_i_ptr, part_f_ptr, n_spans, ctr_ptr, state_i_ptr, state_f_ptr,
-    thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr, part_low_ptr, lanes_ptr,
-    N_SPANS_P2: tl.constexpr, SPAN_CAP: tl.constexpr, CB: tl.constexpr,
-    REG_CAP: tl.constexpr, REG_SMALL: tl.constexpr, REG_MID: tl.constexpr, NP: tl.constexpr,
-    MAX_ROUNDS: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr,
-    TWO_CUTS: tl.constexpr = False, VALUE_LANES: tl.constexpr = False, NPM: tl.constexpr = 16,
-):
-    """One program a row after the span pass: :func:`finish_row` (the span pass runs it in
-    the last program of each row instead when its ``FOLD`` is set)."""
-    finish_row(
-        tl.program_id(0), x_ptr, stride_xb, stride_xv, V, row0, k_ptr, k_scalar, p_ptr,
-        p_scalar, k_mode, p_mode_arg, ties_all, truncation, cand_ptr, part_i_ptr, part_f_ptr,
-        n_spans, ctr_ptr, state_i_ptr, state_f_ptr, thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr,
-        hit_ptr, cut_idx_ptr, part_low_ptr, lanes_ptr, N_SPANS_P2, SPAN_CAP, CB, REG_CAP,
-        REG_SMALL, REG_MID, NP, MAX_ROUNDS, DTYPE, W, KEY_NEG_INF, TWO_CUTS,
-        VALUE_LANES, NPM,
-    )
 
 
 @triton.jit
@@ -1221,7 +1200,7 @@ def round_kernel(
     next range by its mass.  Gathering rounds count the keys above hi too.
 
     ``FOLD``: the row's last program to finish its span (:func:`last_of_row`) runs
-    :func:`update_row`, so that a round is one launch.  The update's bits do not
+    :func:`update_kernel`, so that a round is one launch.  The update's bits do not
     depend on which program runs it.
     """
     slot = tl.program_id(0)
@@ -1294,8 +1273,8 @@ def round_kernel(
     if FOLD:
         if stage != 0:
             if last_of_row(ticket_ptr + slot, n_spans):
-                update_row(
-                    slot, x_ptr, stride_xb, stride_xv, V, row0, k_ptr, k_scalar, p_ptr, p_scalar, k_mode,
+                update_kernel(
+                    x_ptr, stride_xb, stride_xv, V, row0, k_ptr, k_scalar, p_ptr, p_scalar, k_mode,
                     p_mode_arg, ties_all, cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr, state_i_ptr,
                     state_f_ptr, last, thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr,
                     lanes_ptr, N_SPANS_P2, SPAN_CAP, CB, REG_CAP, REG_SMALL, REG_MID, NP, NPM, MAX_ROUNDS, DTYPE,
@@ -1303,9 +1282,9 @@ def round_kernel(
                 )
 
 
-@triton.jit
-def update_row(
-    slot,
+@triton.jit(do_not_specialize=["V", "row0", "k_scalar", "p_scalar", "k_mode", "p_mode_arg", "ties_all",
+                               "n_spans", "last"])
+def update_kernel(
     x_ptr, stride_xb, stride_xv, V, row0,
     k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode_arg, ties_all,
     cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr, state_i_ptr, state_f_ptr, last,
@@ -1328,6 +1307,7 @@ def update_row(
     new range is bounded by its mass over its smallest weight (``n_ub``), which
     decides whether the next round gathers.  A single-key range settles in the
     round after it appears."""
+    slot = tl.program_id(0)  # also when a span or round program runs it (FOLD): its row slot
     row = (row0 + slot).to(tl.int64)
     si = state_i_ptr + row * ST_I
     stage = tl.load(si + 0)
@@ -1521,28 +1501,6 @@ def update_row(
         tl.store(ctr_ptr + slot, tl.zeros((), tl.int32))
 
 
-@triton.jit(do_not_specialize=["V", "row0", "k_scalar", "p_scalar", "k_mode", "p_mode_arg", "ties_all",
-                               "n_spans", "last"])
-def update_kernel(
-    x_ptr, stride_xb, stride_xv, V, row0,
-    k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode_arg, ties_all,
-    cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr, state_i_ptr, state_f_ptr, last,
-    thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr, lanes_ptr,
-    N_SPANS_P2: tl.constexpr, SPAN_CAP: tl.constexpr, CB: tl.constexpr, REG_CAP: tl.constexpr,
-    REG_SMALL: tl.constexpr, REG_MID: tl.constexpr,
-    NP: tl.constexpr, NPM: tl.constexpr, MAX_ROUNDS: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr,
-    KEY_NEG_INF: tl.constexpr, MASS_ONLY: tl.constexpr = False, VALUE_LANES: tl.constexpr = False,
-):
-    """After a miss round, one program a row: :func:`update_row` (the option
-    ``fold_updates`` runs it in the last round program of each row instead)."""
-    update_row(
-        tl.program_id(0), x_ptr, stride_xb, stride_xv, V, row0, k_ptr, k_scalar, p_ptr,
-        p_scalar, k_mode, p_mode_arg, ties_all, cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans,
-        ctr_ptr, state_i_ptr, state_f_ptr, last, thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr,
-        hit_ptr, cut_idx_ptr, lanes_ptr, N_SPANS_P2, SPAN_CAP, CB, REG_CAP, REG_SMALL,
-        REG_MID, NP, NPM, MAX_ROUNDS, DTYPE, W, KEY_NEG_INF, MASS_ONLY,
-        VALUE_LANES,
-    )
 
 
 @triton.jit

@@ -60,11 +60,11 @@ KP_SOFTMAX = False
 # miss round's last program of a row runs the row's update (option fold_updates; kernels.last_of_row),
 # one launch a round instead of two, the same bits.  The folded round needs 255 registers a thread
 # (sm_90, Triton 3.6; 77 alone), one program an SM.  H200 (select, V=131072, fp32,
-# docs/bench/h200-2026-12-01/session10/): LLM-like top-k 50 B=1 27.3 -> 23.5 us, B=16 32.2 -> 31.7, B=64
-# 50.4 -> 86.7 (registers); k100+p0.9 B=1 32.2 -> 28.2 (finish folded too); top-p 0.9 hits B=1 45.8 ->
-# 43.5, but misses got slower (Gaussian B=1 115.0 -> 139.3), so a top-p alone keeps the separate updates.
-# The option fold_finish (the span pass's last program runs the finish) gained nothing at B=1 and lost at
-# B=16 (top-k 50 31.7 -> 47.3 us).
+# docs/bench/h200-2026-12-01/session10/): LLM-like top-k 50 B=1 27.3 -> 23.2 us, B=16 32.2 -> 31.7, B=64
+# 50.4 -> 86.7 with the finish folded too (registers); k100+p0.9 B=1 32.2 -> 28.2 (finish folded too);
+# top-p 0.9 hits B=1 45.6 -> 41.6, but misses got slower (Gaussian B=1 114.9 -> 138.2), so a top-p alone
+# keeps the separate updates.  The option fold_finish (the span pass's last program runs the finish)
+# gained nothing at B=1 and lost at B=16 (top-k 50 31.7 -> 47.3 us).
 FOLD_MAX_ROWS = 16
 
 
