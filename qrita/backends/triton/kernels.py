@@ -13,10 +13,11 @@ Per wave of rows:
                    hit or miss, and on a hit runs the pivot search of
                    ``qrita.core.search`` over the candidates and the tie rules.
 ``round_kernel``, ``update_kernel``  the parallel miss rounds of rows that missed.
-                   For a top-k alone at small batches (``launch.FOLD_MAX_ROWS``) the
-                   last round program of a row runs its update (``FOLD``,
-                   :func:`last_of_row`): one launch a round, the same bits.  The option
-                   ``fold_finish`` folds the finish into the span pass the same way.
+                   For a top-k (alone, or a scalar one with a top-p) at small batches
+                   (``launch.FOLD_MAX_ROWS``) the last round program of a row runs its
+                   update (``FOLD``, :func:`last_of_row`): one launch a round, the
+                   same bits.  The option ``fold_finish`` folds the finish into the
+                   span pass the same way.
 ``slot_ties_kernel``, ``tie_count_kernel``, ``tie_pick_kernel``  (masking and
                    sampling) the index of the last kept entry of a cut tie group.
 ``mask_kernel``    grid (rows, blocks): mask_value wherever an entry is not kept,
@@ -1096,8 +1097,6 @@ def finish_kernel(
     tl.store(ctr_ptr + slot, tl.zeros((), tl.int32))
 
 
-
-
 @triton.jit
 def lane_taus(lo, hi, NPM: tl.constexpr, VALUE: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr):
     """The NPM lanes of a miss round over (lo, hi], int64, non-decreasing, lane 0 = lo.
@@ -1499,8 +1498,6 @@ def update_kernel(
             if VALUE_LANES:  # the next round's lanes
                 tl.store(lanes_ptr + row * NPM + tl.arange(0, NPM), lane_taus(lo, hi, NPM, True, DTYPE, W))
         tl.store(ctr_ptr + slot, tl.zeros((), tl.int32))
-
-
 
 
 @triton.jit
