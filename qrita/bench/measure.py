@@ -105,7 +105,7 @@ def _graph_median_us(body, n_inner: int, replays: int, warmups: int = 2, check=N
 
     bodies = list(body) if isinstance(body, (list, tuple)) else [body] * n_inner
     n_inner = len(bodies)
-    before = restore if restore is not None else (lambda: None)
+    before = restore or (lambda: None)
 
     def calls():
         for b in bodies:

@@ -189,8 +189,6 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
     # top-p 3554 -> 3380 us; slower on Zipf top-k 734 -> 789 us and at B=1 (45 -> 54 us), where the
     # span programs also compute the cut and keep conversions either way.  So: strided above
     # STRIDED_MIN_ROWS rows, vector below.
-    # the finish run by the last program of a row's span pass (option; slower, FOLD_MAX_ROWS)
-    fold_finish = bool(opts.get("fold_finish", False))
     span_layout = opts.get("span_layout")
     if span_layout is None:
         span_layout = "strided" if B > STRIDED_MIN_ROWS else "vector"
@@ -232,8 +230,10 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         # top-p geometry): the path before the eighth session, for A/B runs.
         kp = p_mode != 0 and k_mode == 1 and 1 <= k_s < V and not opts.get("kp_softmax", KP_SOFTMAX)
         topk_geometry = p_mode == 0 or kp  # no bit depends on the span
-        # each row's update run by the last program of its miss round (FOLD_MAX_ROWS); the same bits
+        # each row's update run by the last program of its miss round, and (an option, slower) its finish
+        # by the last program of its span pass (FOLD_MAX_ROWS); the same bits
         fold = bool(opts.get("fold_updates", topk_geometry and B <= FOLD_MAX_ROWS))
+        fold_finish = bool(opts.get("fold_finish", False))
         wide = topk_geometry and k_mode == 1 and k_s <= WIDE_SPAN_MAX_K
         auto_span, auto_cap = span_of(V, B, wide, top_k_only=topk_geometry and k_mode != 0)
         span = int_option(opts, "span", auto_span, pow2=True)
