@@ -138,7 +138,8 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
                           TOPP_LUT_N=TOPP_DELTA.size, FOLD=fold, **fold_const, VALUE_LANES=False, NPM=npm,
                           HAS_P=has_p, PREFETCH=prefetch, CUT_IN=cut_in,
                           NEED_MIN=need_min, WITH_IDX=with_idx, STRIDED=strided,
-                          TWO_CUTS=launch.TWO_CUT_SHARE if two_cuts else 0, AGG=agg, DEFER=defer, ROW_Z=row_z)
+                          TWO_CUTS=launch.TWO_CUT_SHARE if two_cuts else 0, AGG=agg, DEFER=defer, ROW_Z=row_z,
+                          NEED_NMAX=need_min)  # (requests that need the smallest key may hold p <= 0)
         name = f"span_kernel[{dtype}, has_p={has_p}, cut_in={cut_in}, need_min={need_min}"
         name += ", prefetch" if prefetch else ""
         name += ", with_idx" if with_idx else ""

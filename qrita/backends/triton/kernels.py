@@ -226,44 +226,86 @@ def row_cut_key(x_row, stride_xv, V, k_active, k, p_mode, p, topk_lut_ptr, topp_
 
 
 @triton.jit
-def load_block(x_row, stride_xv, V, start, i, SPAN: tl.constexpr, BLOCK: tl.constexpr):
-    """Entries [start + i, start + i + BLOCK) of a row (nothing past the span or the row)."""
-    offs = start + i + tl.arange(0, BLOCK).to(tl.int64)
-    return tl.load(x_row + offs * stride_xv, mask=(offs < V) & (i + tl.arange(0, BLOCK) < SPAN), other=0.0)
+def number_keys(raw, DTYPE: tl.constexpr, W: tl.constexpr):
+    """:func:`keys_of` for values known not to be NaN (the span pass's candidates): no NaN
+    test, and the sign handled by one xor with the sign-extended sign bit."""
+    sign: tl.constexpr = 1 << (W - 1)
+    if DTYPE == F32:
+        bits = raw.to(tl.uint32, bitcast=True)
+        neg = (raw.to(tl.int32, bitcast=True) >> 31).to(tl.uint32, bitcast=True)
+    else:
+        b16 = raw.to(tl.int16, bitcast=True).to(tl.int32)  # sign-extended
+        bits = (b16 & 0xFFFF).to(tl.uint32, bitcast=True)
+        neg = ((b16 >> 15) & 0xFFFF).to(tl.uint32, bitcast=True)
+    key = bits ^ (neg | sign)  # negative: ~bits (within W bits); otherwise bits | sign
+    return tl.where(key == sign - 1, sign, key)  # -0.0 -> +0.0
 
 
 @triton.jit
-def first_block(x_row, stride_xv, V, start, SPAN: tl.constexpr, BLOCK: tl.constexpr, PREFETCH: tl.constexpr):
+def above_value(cut, DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr, KEY_POS_INF: tl.constexpr):
+    """The float32 ``c`` with ``x >= c`` exactly when ``key(x) > cut``, for every value ``x``
+    of the dtype (upcast); NaN and -inf fail both.
+
+    ``key(x) > cut`` is ``key(x) >= cut + 1``.  Keys order values, so that is
+    ``x >= value(cut + 1)``; a ``cut + 1`` at or below the key of -inf becomes the
+    lowest finite value (everything keepable passes, -inf does not), and one above the
+    key of +inf becomes NaN (nothing passes).  The keys of +0.0 and -0.0 are one key,
+    as the two compare equal.
+    """
+    nk = tl.maximum(cut.to(tl.int64) + 1, KEY_NEG_INF + 1)
+    c = value_of_key(tl.minimum(nk, KEY_POS_INF).to(tl.uint32), DTYPE, W)
+    return tl.where(nk > KEY_POS_INF, float("nan"), c)
+
+
+@triton.jit
+def span_lanes(BLOCK: tl.constexpr, STRIDED: tl.constexpr):
+    """The int32 offsets ``0..BLOCK-1`` of a span block.  ``STRIDED``: one entry per thread per
+    load, threads adjacent (the layout of the slot atomics and stores, so the loop needs no
+    shared-memory layout conversion)."""
+    lane = tl.arange(0, BLOCK)
+    if STRIDED:
+        lane = tl.max_contiguous(lane, 1)
+    return lane
+
+
+@triton.jit
+def load_span_block(x_span, stride_xv, n_here, i, SPAN: tl.constexpr, BLOCK: tl.constexpr,
+                    STRIDED: tl.constexpr):
+    """Entries ``[i, i + BLOCK)`` of a span of ``n_here <= SPAN`` entries at ``x_span``; -inf past
+    it (never keepable, never a candidate, no maximum).  The block's base is a scalar
+    pointer and the lanes' offsets are loop-invariant int32, so the loop does no 64-bit
+    index arithmetic per entry."""
+    lane = span_lanes(BLOCK, STRIDED)
+    return tl.load((x_span + i * stride_xv) + lane * stride_xv, mask=lane < n_here - i, other=float("-inf"))
+
+
+@triton.jit
+def first_block(x_span, stride_xv, n_here, SPAN: tl.constexpr, BLOCK: tl.constexpr, PREFETCH: tl.constexpr,
+                STRIDED: tl.constexpr):
     """What :func:`span_block` carries into the first iteration: the first block (prefetching) or nothing."""
     if PREFETCH:
-        nxt = load_block(x_row, stride_xv, V, start, 0, SPAN, BLOCK)
+        nxt = load_span_block(x_span, stride_xv, n_here, 0, SPAN, BLOCK, STRIDED)
     else:
-        nxt = tl.zeros((BLOCK,), x_row.dtype.element_ty)
+        nxt = tl.zeros((BLOCK,), x_span.dtype.element_ty)
     return nxt
 
 
 @triton.jit
-def span_block(x_row, stride_xv, V, start, i, nxt, SPAN: tl.constexpr, BLOCK: tl.constexpr, DTYPE: tl.constexpr,
-               W: tl.constexpr, PREFETCH: tl.constexpr, STRIDED: tl.constexpr = False):
-    """Block ``i`` of a span: (raw values, keys (0 out of bounds), what to carry to the next block).
+def span_block(x_span, stride_xv, n_here, i, nxt, SPAN: tl.constexpr, BLOCK: tl.constexpr,
+               PREFETCH: tl.constexpr, STRIDED: tl.constexpr = False):
+    """Block ``i`` of a span: (raw values, -inf out of bounds; what to carry to the next block).
 
     With ``PREFETCH`` the block was loaded one iteration earlier and the next one is
-    issued now (software pipelining); otherwise it is loaded here.  ``STRIDED``: see
-    the span kernel's option ``span_layout``.
+    issued now (software pipelining); otherwise it is loaded here.  Offsets are int32
+    within the span (``x_span`` points at its first entry), so the loop does no 64-bit
+    index arithmetic.
     """
-    offs = start + i + tl.arange(0, BLOCK).to(tl.int64)
-    if STRIDED:
-        # one entry per thread per load, threads adjacent: the layout of the slot
-        # atomics and stores, so the loop needs no shared-memory layout conversion
-        offs = tl.max_contiguous(offs, 1)
-    inb = offs < V
     if PREFETCH:
         raw = nxt
-        nxt = load_block(x_row, stride_xv, V, start, i + BLOCK, SPAN, BLOCK)
+        nxt = load_span_block(x_span, stride_xv, n_here, i + BLOCK, SPAN, BLOCK, STRIDED)
     else:
-        raw = tl.load(x_row + offs * stride_xv, mask=inb, other=0.0)
-    key = tl.where(inb, keys_of(raw, DTYPE, W), tl.zeros((BLOCK,), tl.uint32))
-    return raw, key, nxt
+        raw = load_span_block(x_span, stride_xv, n_here, i, SPAN, BLOCK, STRIDED)
+    return raw, nxt
 
 
 @triton.jit
@@ -387,6 +429,7 @@ def span_kernel(
     HAS_P: tl.constexpr, PREFETCH: tl.constexpr = False, CUT_IN: tl.constexpr = False,
     NEED_MIN: tl.constexpr = True, WITH_IDX: tl.constexpr = False, STRIDED: tl.constexpr = False,
     TWO_CUTS: tl.constexpr = 0, AGG: tl.constexpr = 0, DEFER: tl.constexpr = False, ROW_Z: tl.constexpr = True,
+    NEED_NMAX: tl.constexpr = True,
 ):
     """Partials of one span of one row; candidates go to the row's slot ``cand[slot, :n_spans * SPAN_CAP]``.
 
@@ -398,7 +441,9 @@ def span_kernel(
     otherwise each program computes it (the same function of the same sample:
     the same bits).  ``NEED_MIN``: track the smallest key and its count (only
     rows that keep everything need it; without it the partials hold
-    ``KEY_NEG_INF + 1``, a valid exclusive lower bound for the miss path).  The
+    ``KEY_NEG_INF + 1``, a valid exclusive lower bound for the miss path).
+    ``NEED_NMAX``: count the largest key (only rows with ``p <= 0`` use it; without it
+    the partials hold 0).  The
     +inf count is kept only with ``HAS_P`` (it only changes top-p weights).
     ``WITH_IDX``: each candidate's token index goes to ``idx[slot]`` beside its key.
     ``STRIDED``: a thread's entries of a block lie one thread count apart (the
@@ -429,18 +474,22 @@ def span_kernel(
     else:
         cut, low = row_cut_key(x_row, stride_xv, V, k_active, k, row_p_mode, p, topk_lut_ptr, topp_lut_ptr,
                                DTYPE, W, SAMPLE, LUT_STEPS, TOPK_LUT_N, TOPP_LUT_N, rowcap, TWO_CUTS)
-    cut32 = cut.to(tl.uint32)
-    low32 = low.to(tl.uint32)
+    # the loop compares float32 values, not keys (above_value): x >= c_cand is key(x) > cut,
+    # x > -inf is keepable (NaN fails every comparison); only candidates take a key
+    c_cand = above_value(cut, DTYPE, W, KEY_NEG_INF, KEY_POS_INF)
+    c_low = above_value(low, DTYPE, W, KEY_NEG_INF, KEY_POS_INF)
     cand_base = cand_ptr + slot.to(tl.int64) * rowcap
     idx_base = idx_ptr + slot.to(tl.int64) * rowcap
     ctr = ctr_ptr + slot
 
-    zero_u = tl.zeros((BLOCK,), tl.uint32)
+    # a lane counts at most SPAN // BLOCK entries: with fewer than 2**16 the keepable count
+    # and the candidate count share one int32 counter (low and high half)
+    PACK: tl.constexpr = SPAN // BLOCK < 65536
     n_keep_v = tl.zeros((BLOCK,), tl.int32)
     n_inf_v = tl.zeros((BLOCK,), tl.int32)
-    kmin_v = ~zero_u
+    kmin_v = tl.full((BLOCK,), float("inf"), tl.float32)  # per-lane min and max over keepable values
     nmin_v = tl.zeros((BLOCK,), tl.int32)
-    kmax_v = zero_u
+    kmax_v = tl.full((BLOCK,), float("-inf"), tl.float32)
     nmax_v = tl.zeros((BLOCK,), tl.int32)
     m_v = tl.full((BLOCK,), float("-inf"), tl.float32)  # per-lane max over finite entries
     z_v = tl.zeros((BLOCK,), tl.float32)  # per-lane sum exp(x - m_v), finite entries
@@ -449,42 +498,51 @@ def span_kernel(
     cl_v = tl.zeros((BLOCK,), tl.float32)  # TWO_CUTS: the mass and count above the low cut
     n_low_v = tl.zeros((BLOCK,), tl.int32)
     start = tl.cast(span, tl.int64) * SPAN
-    nxt = first_block(x_row, stride_xv, V, start, SPAN, BLOCK, PREFETCH)
+    x_span = x_row + start * stride_xv
+    n_here = tl.minimum(V - start, SPAN).to(tl.int32)  # entries of this span
+    start32 = start.to(tl.int32)
+    nxt = first_block(x_span, stride_xv, n_here, SPAN, BLOCK, PREFETCH, STRIDED)
     # DEFER: the previous block's claimed slot entries, stored one iteration late (none yet)
     d_pos = tl.zeros((BLOCK,), tl.int32)
-    d_key = zero_u
+    d_key = tl.zeros((BLOCK,), tl.uint32)
     d_sel = d_pos > 0
-    d_offs = start + tl.arange(0, BLOCK)
+    d_offs = d_pos
     for i in range(0, SPAN, BLOCK):
-        raw, key, nxt = span_block(x_row, stride_xv, V, start, i, nxt, SPAN, BLOCK, DTYPE, W, PREFETCH, STRIDED)
-        keep = key > KEY_NEG_INF
-        pinf = key == KEY_POS_INF
-        cand = keep & (key > cut32)  # cut == 0 (no usable cut): every keepable entry
-        n_keep_v += keep.to(tl.int32)
+        raw, nxt = span_block(x_span, stride_xv, n_here, i, nxt, SPAN, BLOCK, PREFETCH, STRIDED)
+        xf = raw.to(tl.float32)
+        keep = xf > float("-inf")
+        cand = xf >= c_cand  # c_cand > -inf: only keepable entries
+        if PACK:  # both counts in one lane counter (cand implies keep)
+            n_keep_v += tl.where(cand, 0x10001, keep.to(tl.int32))
+        else:
+            n_keep_v += keep.to(tl.int32)
+            n_cand_v += cand.to(tl.int32)
         if NEED_MIN:
-            lt = keep & (key < kmin_v)
-            nmin_v = tl.where(lt, 1, tl.where(keep & (key == kmin_v), nmin_v + 1, nmin_v))
-            kmin_v = tl.where(lt, key, kmin_v)
-        gt = keep & (key > kmax_v)
-        nmax_v = tl.where(gt, 1, tl.where(keep & (key == kmax_v), nmax_v + 1, nmax_v))
-        kmax_v = tl.where(gt, key, kmax_v)
+            lt = keep & (xf < kmin_v)
+            nmin_v = tl.where(lt, 1, tl.where(keep & (xf == kmin_v), nmin_v + 1, nmin_v))
+            kmin_v = tl.where(lt, xf, kmin_v)
+        if NEED_NMAX:
+            gt = xf > kmax_v
+            nmax_v = tl.where(gt, 1, tl.where(keep & (xf == kmax_v), nmax_v + 1, nmax_v))
+            kmax_v = tl.where(gt, xf, kmax_v)
+        else:  # the row maximum alone (its count only serves rows with p <= 0)
+            kmax_v = tl.where(xf > kmax_v, xf, kmax_v)
         if HAS_P:
-            n_inf_v += pinf.to(tl.int32)
+            n_inf_v += (xf == float("inf")).to(tl.int32)
         if HAS_P and ROW_Z:  # online softmax per lane (max rescaling), no block reduction in the loop
-            xf = raw.to(tl.float32)
-            finite = keep & (key != KEY_POS_INF)
+            finite = keep & (xf != float("inf"))
             m_new = tl.where(finite, tl.maximum(m_v, xf), m_v)
             scale = tl.where(m_new == float("-inf"), 1.0, tl.exp(m_v - m_new))
             e = tl.where(finite, tl.exp(xf - m_new), 0.0)
             z_v = z_v * scale + e
             cm_v = cm_v * scale + tl.where(cand, e, 0.0)
             if TWO_CUTS:
-                above_low = keep & (key > low32)
+                above_low = xf >= c_low
                 cl_v = cl_v * scale + tl.where(above_low, e, 0.0)
                 n_low_v += above_low.to(tl.int32)
             m_v = m_new
-        n_cand_v += cand.to(tl.int32)
-        offs_i = start + i + tl.arange(0, BLOCK)
+        key = number_keys(raw, DTYPE, W)
+        offs_i = (start32 + i) + span_lanes(BLOCK, STRIDED)
         if DEFER:
             d_pos, d_key, d_sel, d_offs = append_deferred(cand_base, ctr, key, cand, rowcap, idx_base, offs_i,
                                                           d_pos, d_key, d_sel, d_offs, WITH_IDX, AGG)
@@ -494,17 +552,26 @@ def span_kernel(
         store_slots(cand_base, d_pos, d_key, d_sel, rowcap, idx_base, d_offs, WITH_IDX)
     m = tl.max(m_v, axis=0)
     f = tl.where(m_v == float("-inf"), 0.0, tl.exp(m_v - m))
+    if PACK:
+        n_cand_v = n_keep_v >> 16
+        n_keep_v = n_keep_v & 0xFFFF
+    n_keep = tl.sum(n_keep_v, axis=0)
     if NEED_MIN:
-        kmin = tl.min(kmin_v, axis=0)
-        nmin = tl.sum(tl.where(kmin_v == kmin, nmin_v, 0), axis=0)
+        kmin_f = tl.min(kmin_v, axis=0)
+        nmin = tl.sum(tl.where(kmin_v == kmin_f, nmin_v, 0), axis=0)
+        kmin = tl.where(n_keep > 0, keys_of(kmin_f.to(x_ptr.dtype.element_ty), DTYPE, W), 0xFFFFFFFF)
     else:
         kmin = tl.full((), KEY_NEG_INF + 1, tl.uint32)
         nmin = tl.zeros((), tl.int32)
-    kmax = tl.max(kmax_v, axis=0)
-    nmax = tl.sum(tl.where(kmax_v == kmax, nmax_v, 0), axis=0)
+    kmax_f = tl.max(kmax_v, axis=0)
+    kmax = tl.where(n_keep > 0, keys_of(kmax_f.to(x_ptr.dtype.element_ty), DTYPE, W), 0)
+    if NEED_NMAX:
+        nmax = tl.sum(tl.where(kmax_v == kmax_f, nmax_v, 0), axis=0)
+    else:
+        nmax = tl.zeros((), tl.int32)
     pi = part_i_ptr + (slot.to(tl.int64) * n_spans + span) * 8
     tl.store(pi + 0, tl.sum(n_cand_v, axis=0).to(tl.int64))
-    tl.store(pi + 1, tl.sum(n_keep_v, axis=0).to(tl.int64))
+    tl.store(pi + 1, n_keep.to(tl.int64))
     tl.store(pi + 2, tl.sum(n_inf_v, axis=0).to(tl.int64))
     tl.store(pi + 3, kmin.to(tl.int64))
     tl.store(pi + 4, nmin.to(tl.int64))

@@ -275,6 +275,8 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         cut_in = B > CUT_PASS_MIN_ROWS if opts.get("cut_pass") is None else bool(opts["cut_pass"])
         # every row searches (a scalar request that cuts): nobody needs the smallest key
         all_search = (k_mode == 1 and 1 <= k_s < V) or (p_mode == 1 and 0.0 < p_s < 1.0)
+        # only rows with p <= 0 (the best token and its tie group) use the count of the row maximum
+        need_nmax = p_mode == 2 or (p_mode == 1 and p_s <= 0.0)
         rpart_f = torch.empty((wave, n_spans, npm), dtype=torch.float32, device=dev)
         common = dict(DTYPE=DTYPE_CODE[req.dtype], W=kc.width)
         search_const = dict(N_SPANS_P2=n_spans_p2, SPAN_CAP=span_cap, CB=cb,
@@ -302,7 +304,8 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                 TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size, HAS_P=p_mode != 0,
                 PREFETCH=bool(opts.get("span_prefetch", False)), CUT_IN=cut_in, NEED_MIN=not all_search,
                 WITH_IDX=with_idx, STRIDED=span_layout == "strided", TWO_CUTS=two_cut_share if two_cuts else 0,
-                AGG=min(append_agg, block), DEFER=append_defer, ROW_Z=not kp, num_warps=span_warps,
+                AGG=min(append_agg, block), DEFER=append_defer, ROW_Z=not kp, NEED_NMAX=need_nmax,
+                num_warps=span_warps,
                 **common,
             )
             if not fold_finish:
