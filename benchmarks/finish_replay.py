@@ -60,7 +60,14 @@ def capture(x: torch.Tensor, p: float, options: dict, rows: list[int]) -> dict:
         saved[f"r{r}_answer"] = np.array([sel.threshold[r].item(), sel.num_ties[r].item(), sel.count[r].item()])
         saved[f"r{r}_p"] = np.array(p)
         saved["constants"] = np.array(json.dumps(kw))
+    saved["slot_values"] = np.array(True)  # the slot holds value bits (kernels.slot_value), not keys
     return saved
+
+
+def slot_from_keys(cand: np.ndarray) -> np.ndarray:
+    """A float32 slot captured before the eleventh session held keys; the kernels now read value bits."""
+    k = cand.view(np.uint32)
+    return np.where(k & 0x80000000, k ^ 0x80000000, ~k).astype(np.uint32).view(np.int32)
 
 
 def replay(inputs: dict, p: float, constants: dict, device: str, order=None) -> tuple[int, int, int, int]:
@@ -120,6 +127,8 @@ def main() -> None:
     for key in sorted(k for k in npz if k.endswith("_answer")):
         r = key[1:-len("_answer")]
         inputs = {k[len(f"r{r}_"):]: v for k, v in npz.items() if k.startswith(f"r{r}_")}
+        if "slot_values" not in npz:
+            inputs["cand"] = slot_from_keys(inputs["cand"])
         n = int(inputs["part_i"][:, 0].sum())
         p = float(inputs["p"])
         orders = [None] + [rng.permutation(n) for _ in range(args.orders)]

@@ -212,7 +212,7 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
     ties_args = {name: ties_args[name] for name in ("cand_ptr", "idx_ptr", "part_i_ptr", "n_spans", "ctr_ptr", "row0",
                                                     "thr_key_ptr", "num_ties_ptr", "cut_idx_ptr", "hit_ptr")}
     const = dict(SPAN_CAP=cap0, N_SPANS_P2=n_spans_p2, CHUNK=launch.SLOT_CHUNK, TILE=launch.TIE_TILE,
-                 IDX_BITS=24)
+                 IDX_BITS=24, W=kc.width)
     yield f"slot_ties_kernel[{dtype}]", _source(kernels.slot_ties_kernel, ties_args, const), 4
     mask_args = {"x_ptr": x, "stride_xb": "i64", "stride_xv": "i64", "out_ptr": x, "stride_ob": "i64",
                  "stride_ov": "i64", "V": "i32", "row0": "i32", "thr_key_ptr": "*i64", "cut_idx_ptr": "*i64",

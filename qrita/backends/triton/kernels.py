@@ -226,18 +226,25 @@ def row_cut_key(x_row, stride_xv, V, k_active, k, p_mode, p, topk_lut_ptr, topp_
 
 
 @triton.jit
-def number_keys(raw, DTYPE: tl.constexpr, W: tl.constexpr):
-    """:func:`keys_of` for values known not to be NaN (the span pass's candidates): no NaN
-    test, and the sign handled by one xor with the sign-extended sign bit."""
-    sign: tl.constexpr = 1 << (W - 1)
+def slot_value(raw, DTYPE: tl.constexpr):
+    """What a candidate slot holds for a value: its bits as int32 (16-bit values zero-extended).
+
+    The span pass stores candidates without computing their keys (no key work per
+    entry); the slot's readers take keys with :func:`slot_keys`."""
     if DTYPE == F32:
-        bits = raw.to(tl.uint32, bitcast=True)
-        neg = (raw.to(tl.int32, bitcast=True) >> 31).to(tl.uint32, bitcast=True)
+        v = raw.to(tl.int32, bitcast=True)
     else:
-        b16 = raw.to(tl.int16, bitcast=True).to(tl.int32)  # sign-extended
-        bits = (b16 & 0xFFFF).to(tl.uint32, bitcast=True)
-        neg = ((b16 >> 15) & 0xFFFF).to(tl.uint32, bitcast=True)
-    key = bits ^ (neg | sign)  # negative: ~bits (within W bits); otherwise bits | sign
+        v = raw.to(tl.uint16, bitcast=True).to(tl.int32)
+    return v
+
+
+@triton.jit
+def slot_keys(stored, W: tl.constexpr):
+    """uint32 keys of slot entries (:func:`slot_value`; never NaN): :func:`keys_of` of their values."""
+    bits = stored.to(tl.uint32, bitcast=True)
+    sign: tl.constexpr = 1 << (W - 1)
+    mask: tl.constexpr = (1 << W) - 1
+    key = tl.where((bits & sign) != 0, (~bits) & mask, bits | sign)
     return tl.where(key == sign - 1, sign, key)  # -0.0 -> +0.0
 
 
@@ -358,7 +365,7 @@ def claim_slots(ctr_ptr, sel, cap, STOP: tl.constexpr, AGG: tl.constexpr = 0):
 @triton.jit
 def store_slots(slot_ptr, pos, key, sel_a, cap, idx_ptr, offs, WITH_IDX: tl.constexpr):
     """Store claimed entries (keys, and token indices with ``WITH_IDX``) at their slot positions below ``cap``."""
-    tl.store(slot_ptr + pos, key.to(tl.int32, bitcast=True), mask=sel_a & (pos < cap))
+    tl.store(slot_ptr + pos, key, mask=sel_a & (pos < cap))
     if WITH_IDX:
         tl.store(idx_ptr + pos, offs.to(tl.int32), mask=sel_a & (pos < cap))
 
@@ -475,7 +482,7 @@ def span_kernel(
         cut, low = row_cut_key(x_row, stride_xv, V, k_active, k, row_p_mode, p, topk_lut_ptr, topp_lut_ptr,
                                DTYPE, W, SAMPLE, LUT_STEPS, TOPK_LUT_N, TOPP_LUT_N, rowcap, TWO_CUTS)
     # the loop compares float32 values, not keys (above_value): x >= c_cand is key(x) > cut,
-    # x > -inf is keepable (NaN fails every comparison); only candidates take a key
+    # x > -inf is keepable (NaN fails every comparison); candidates go to the slot as value bits
     c_cand = above_value(cut, DTYPE, W, KEY_NEG_INF, KEY_POS_INF)
     c_low = above_value(low, DTYPE, W, KEY_NEG_INF, KEY_POS_INF)
     cand_base = cand_ptr + slot.to(tl.int64) * rowcap
@@ -504,7 +511,7 @@ def span_kernel(
     nxt = first_block(x_span, stride_xv, n_here, SPAN, BLOCK, PREFETCH, STRIDED)
     # DEFER: the previous block's claimed slot entries, stored one iteration late (none yet)
     d_pos = tl.zeros((BLOCK,), tl.int32)
-    d_key = tl.zeros((BLOCK,), tl.uint32)
+    d_key = d_pos
     d_sel = d_pos > 0
     d_offs = d_pos
     for i in range(0, SPAN, BLOCK):
@@ -541,7 +548,7 @@ def span_kernel(
                 cl_v = cl_v * scale + tl.where(above_low, e, 0.0)
                 n_low_v += above_low.to(tl.int32)
             m_v = m_new
-        key = number_keys(raw, DTYPE, W)
+        key = slot_value(raw, DTYPE)  # the slot holds value bits (slot_keys)
         offs_i = (start32 + i) + span_lanes(BLOCK, STRIDED)
         if DEFER:
             d_pos, d_key, d_sel, d_offs = append_deferred(cand_base, ctr, key, cand, rowcap, idx_base, offs_i,
@@ -607,12 +614,12 @@ def span_kernel(
 
 
 @triton.jit
-def load_keys(buf_row, n, REG: tl.constexpr):
-    """The first ``n`` keys of a row's compact slot (n <= REG), as [REG] uint32 keys and validity."""
+def load_keys(buf_row, n, REG: tl.constexpr, W: tl.constexpr):
+    """The first ``n`` keys of a row's compact slot (n <= REG), as [REG] uint32 keys (0 past n) and validity."""
     j = tl.arange(0, REG)
     valid = j < n
-    keys = tl.load(buf_row + j, mask=valid, other=0)
-    return keys.to(tl.uint32, bitcast=True), valid
+    keys = tl.where(valid, slot_keys(tl.load(buf_row + j, mask=valid, other=0), W), 0)
+    return keys, valid
 
 
 @triton.jit
@@ -627,8 +634,7 @@ def load_chunk(x_row, stride_xv, V, buf_row, cnt_ptr, c, FROM_BUF, lo32,
         j = c * CB + tl.arange(0, CB)
         n = tl.load(cnt_ptr).to(tl.int32)
         valid = j < n
-        key = tl.load(buf_row + j, mask=valid, other=0)
-        key = key.to(tl.uint32, bitcast=True)
+        key = tl.where(valid, slot_keys(tl.load(buf_row + j, mask=valid, other=0), W), 0)
     else:
         offs = tl.cast(c, tl.int64) * CB + tl.arange(0, CB).to(tl.int64)
         valid = offs < V
@@ -885,20 +891,20 @@ def solve_slot(n, slot_row, cnt_ptr, n_chunks, x_row, stride_xv, V,
     """:func:`solve` over a row's compact slot of ``n`` keys, in the smallest register tile
     that holds them (REG_SMALL, REG_MID, REG_CAP), else from the slot in memory."""
     if n <= REG_SMALL:
-        keys, valid = load_keys(slot_row, n, REG_SMALL)
+        keys, valid = load_keys(slot_row, n, REG_SMALL, W)
         z, nties, count, n_total, nxt = solve(
             0, keys, valid, x_row, stride_xv, V, slot_row, cnt_ptr, n_chunks, stage, lo, hi, base_cnt, base_mass,
             K, p_mode, p, target_p, z_k, nties_k, above_k, n_k, kmax, nmax, ties_all, m, inf_mode,
             NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W)
     elif n <= REG_MID:
-        keys_m, valid_m = load_keys(slot_row, n, REG_MID)
+        keys_m, valid_m = load_keys(slot_row, n, REG_MID, W)
         z, nties, count, n_total, nxt = solve(
             0, keys_m, valid_m, x_row, stride_xv, V, slot_row, cnt_ptr, n_chunks, stage, lo, hi, base_cnt,
             base_mass, K, p_mode, p, target_p, z_k, nties_k, above_k, n_k, kmax, nmax, ties_all, m, inf_mode,
             NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W)
     else:
         src = tl.where(n <= REG_CAP, 0, 1)
-        keys_r, valid_r = load_keys(slot_row, tl.where(src == 0, n, 0), REG_CAP)
+        keys_r, valid_r = load_keys(slot_row, tl.where(src == 0, n, 0), REG_CAP, W)
         z, nties, count, n_total, nxt = solve(
             src, keys_r, valid_r, x_row, stride_xv, V, slot_row, cnt_ptr, n_chunks, stage, lo, hi, base_cnt,
             base_mass, K, p_mode, p, target_p, z_k, nties_k, above_k, n_k, kmax, nmax, ties_all, m, inf_mode,
@@ -1215,12 +1221,18 @@ def gather_bound(stage, hi, p_mode):
 
 
 @triton.jit
-def block_keys(x_row, stride_xv, V, first, BLOCK: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr):
-    """uint32 keys of row entries [first, first + BLOCK) (0 past the row)."""
+def block_raw_keys(x_row, stride_xv, V, first, BLOCK: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr):
+    """Raw values and uint32 keys (0 past the row) of row entries [first, first + BLOCK)."""
     offs = first + tl.arange(0, BLOCK).to(tl.int64)
     inb = offs < V
     raw = tl.load(x_row + offs * stride_xv, mask=inb, other=0.0)
-    return tl.where(inb, keys_of(raw, DTYPE, W), tl.zeros((BLOCK,), tl.uint32))
+    return raw, tl.where(inb, keys_of(raw, DTYPE, W), tl.zeros((BLOCK,), tl.uint32))
+
+
+@triton.jit
+def block_keys(x_row, stride_xv, V, first, BLOCK: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr):
+    """uint32 keys of row entries [first, first + BLOCK) (0 past the row)."""
+    return block_raw_keys(x_row, stride_xv, V, first, BLOCK, DTYPE, W)[1]
 
 
 @triton.jit
@@ -1296,9 +1308,9 @@ def round_kernel(
             cand_base = cand_ptr + slot.to(tl.int64) * rowcap
             for i in range(0, SPAN, BLOCK * UNROLL):
                 for u in tl.static_range(UNROLL):
-                    key = block_keys(x_row, stride_xv, V, start + i + u * BLOCK, BLOCK, DTYPE, W)
+                    raw, key = block_raw_keys(x_row, stride_xv, V, start + i + u * BLOCK, BLOCK, DTYPE, W)
                     g = (key > lo32) & (key <= gb32) & (key > KEY_NEG_INF)
-                    append_keys(cand_base, ctr_ptr + slot, key, g, rowcap, False)
+                    append_keys(cand_base, ctr_ptr + slot, slot_value(raw, DTYPE), g, rowcap, False)
                     if MASS_ONLY:
                         c_hi_v += ((key > hi32) & (key > KEY_NEG_INF)).to(tl.int32)
             if MASS_ONLY:
@@ -1590,7 +1602,7 @@ def scatters(hit, thr, W: tl.constexpr):
 @triton.jit(do_not_specialize=["row0", "n_spans"])
 def slot_ties_kernel(cand_ptr, idx_ptr, part_i_ptr, n_spans, ctr_ptr, row0, thr_key_ptr, num_ties_ptr, cut_idx_ptr,
                      hit_ptr, SPAN_CAP: tl.constexpr, N_SPANS_P2: tl.constexpr, CHUNK: tl.constexpr,
-                     TILE: tl.constexpr, IDX_BITS: tl.constexpr):
+                     TILE: tl.constexpr, IDX_BITS: tl.constexpr, W: tl.constexpr):
     """grid (rows,): the index of the last kept tie of a row that hit, from its slot alone.
 
     On a hit the whole tie group is in the slot.  Its token indices are appended
@@ -1612,7 +1624,7 @@ def slot_ties_kernel(cand_ptr, idx_ptr, part_i_ptr, n_spans, ctr_ptr, row0, thr_
         for c0 in range(0, n, CHUNK):
             j = c0 + tl.arange(0, CHUNK)
             ok = j < n
-            eq = ok & (tl.load(cand_ptr + base + j, mask=ok, other=0).to(tl.uint32, bitcast=True) == z32)
+            eq = ok & (slot_keys(tl.load(cand_ptr + base + j, mask=ok, other=0), W) == z32)
             offs = tl.load(idx_ptr + base + j, mask=eq, other=0)
             n_eq += eq.to(tl.int32)
             pos = tl.atomic_add(ctr + tl.zeros((CHUNK,), tl.int32), tl.full((CHUNK,), 1, tl.int32), mask=eq,
@@ -1650,12 +1662,12 @@ def kept_of(key, offs, thr, cut_idx):
 
 
 @triton.jit
-def slot_entries(cand_ptr, idx_ptr, base, c0, n, thr, cut_idx, CHUNK: tl.constexpr):
-    """Slot entries ``[c0, c0 + CHUNK)`` of a row (``n`` in all, from ``base``): keys, token
-    indices (int64) and whether each is kept."""
+def slot_entries(cand_ptr, idx_ptr, base, c0, n, thr, cut_idx, CHUNK: tl.constexpr, W: tl.constexpr):
+    """Slot entries ``[c0, c0 + CHUNK)`` of a row (``n`` in all, from ``base``): keys (0 past
+    ``n``), token indices (int64) and whether each is kept."""
     j = c0 + tl.arange(0, CHUNK)
     ok = j < n
-    key = tl.load(cand_ptr + base + j, mask=ok, other=0).to(tl.uint32, bitcast=True).to(tl.int64)
+    key = tl.where(ok, slot_keys(tl.load(cand_ptr + base + j, mask=ok, other=0), W), 0).to(tl.int64)
     offs = tl.load(idx_ptr + base + j, mask=ok, other=0).to(tl.int64)
     return key, offs, kept_of(key, offs, thr, cut_idx) & ok
 
@@ -1705,7 +1717,7 @@ def scatter_kernel(cand_ptr, idx_ptr, part_i_ptr, n_spans, row0, thr_key_ptr, cu
         base = slot.to(tl.int64) * (n_spans * SPAN_CAP)
         cut_idx = tl.load(cut_idx_ptr + row)
         for c0 in range(0, n, CHUNK):
-            key, offs, keep = slot_entries(cand_ptr, idx_ptr, base, c0, n, thr, cut_idx, CHUNK)
+            key, offs, keep = slot_entries(cand_ptr, idx_ptr, base, c0, n, thr, cut_idx, CHUNK, W)
             value = value_of_key(key, DTYPE, W).to(out_ptr.dtype.element_ty)
             tl.store(out_ptr + row * stride_ob + offs * stride_ov, value, mask=keep)
 
@@ -1901,7 +1913,7 @@ def sample_slot_kernel(cand_ptr, idx_ptr, part_i_ptr, n_spans, row0, thr_key_ptr
         inf_v = tl.full((), neg_inf, tl.float64)
         inf_i = big
         for c0 in range(0, n, CHUNK):
-            key, offs, keep = slot_entries(cand_ptr, idx_ptr, base, c0, n, thr, cut_idx, CHUNK)
+            key, offs, keep = slot_entries(cand_ptr, idx_ptr, base, c0, n, thr, cut_idx, CHUNK, W)
             g = gumbel_of(state, offs)
             v = tl.where(keep, value_of_key(key, DTYPE, W).to(tl.float64) + g, neg_inf)
             m = tl.max(v, axis=0)

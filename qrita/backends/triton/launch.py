@@ -344,7 +344,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                 # for rows that hit
                 kernels.slot_ties_kernel[(rows,)](
                     *slot_args, ctr, row0, thr_key, num_ties, cut_idx, hit, CHUNK=SLOT_CHUNK, TILE=TIE_TILE,
-                    IDX_BITS=24, num_warps=4, **slot_const,
+                    IDX_BITS=24, num_warps=4, W=kc.width, **slot_const,
                 )
             if mask is not None or sampling:
                 # ... and from the row for the others (the span counts go into the round
