@@ -203,6 +203,22 @@ def test_signed_zeros(target, dtype, ties, k, p, rng):
 
 
 @pytest.mark.parametrize("ties", TIES)
+@pytest.mark.parametrize(("k", "p"), [(3, None), (20, None), (None, 0.5), (10, 0.9)])
+def test_subnormal_values(target, dtype, ties, k, p, rng):
+    # Rows of the dtype's subnormal values (and zeros of both signs): the sigma-truncation cut then
+    # lies among them, and a kernel that compares float values instead of keys (the Triton span
+    # pass) must order them exactly as the keys do: no flush to zero anywhere.
+    unit = {"float16": 2.0**-24, "bfloat16": 2.0**-133, "float32": 2.0**-149, "float64": 2.0**-1074}[dtype]
+    V = 64
+    x = rng.integers(-6, 7, size=(4, V)) * unit
+    x[1, ::4] = -0.0
+    x[2] = np.round(gaussian(rng, 1, V)[0] * 8.0) * unit  # a bell of subnormal values
+    x[3, :8] = [1.0, 2 * unit, unit, unit, 0.0, -0.0, -unit, 3 * unit]  # one normal value above them
+    B, _ = target.shape(4, V)
+    check_request(target, target.array(x[:B], dtype), k, p, ties)
+
+
+@pytest.mark.parametrize("ties", TIES)
 @pytest.mark.parametrize(("k", "p"), [(1, None), (10, None), (None, 0.5), (None, 0.999999), (10, 0.9)])
 def test_extreme_ranges(target, dtype, ties, k, p, rng):
     # A dominant token (exp underflow for everything else), values at the dtype's limits,

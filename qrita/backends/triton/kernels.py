@@ -92,6 +92,31 @@ def keys_of(raw, DTYPE: tl.constexpr, W: tl.constexpr):
 
 
 @triton.jit
+def upcast(raw, DTYPE: tl.constexpr):
+    """float32 of raw values, exactly.  bfloat16 goes through its bits (the upper half of a
+    float32): the same single instruction on a GPU, and exact under ``TRITON_INTERPRET=1``,
+    whose bfloat16 conversion is wrong for subnormal values."""
+    if DTYPE == BF16:
+        v = (raw.to(tl.uint16, bitcast=True).to(tl.uint32) << 16).to(tl.float32, bitcast=True)
+    else:
+        v = raw.to(tl.float32)
+    return v
+
+
+@triton.jit
+def key_of_value(v, DTYPE: tl.constexpr, W: tl.constexpr):
+    """:func:`keys_of` of float32 values that the dtype holds exactly (:func:`upcast` values);
+    bfloat16 through its bits, as in :func:`upcast`."""
+    if DTYPE == F32:
+        key = keys_of(v, DTYPE, W)
+    elif DTYPE == F16:
+        key = keys_of(v.to(tl.float16), DTYPE, W)
+    else:
+        key = keys_of((v.to(tl.uint32, bitcast=True) >> 16).to(tl.uint16).to(tl.bfloat16, bitcast=True), DTYPE, W)
+    return key
+
+
+@triton.jit
 def value_of_key(key, DTYPE: tl.constexpr, W: tl.constexpr):
     """float32 value of a key (inverse mapping, then a bitcast)."""
     sign: tl.constexpr = 1 << (W - 1)
@@ -197,7 +222,7 @@ def row_cut_key(x_row, stride_xv, V, k_active, k, p_mode, p, topk_lut_ptr, topp_
     offs = tl.arange(0, SAMPLE)
     inb = offs < V
     raw = tl.load(x_row + offs.to(tl.int64) * stride_xv, mask=inb, other=0.0)
-    xf = raw.to(tl.float32)
+    xf = upcast(raw, DTYPE)
     finite = inb & (xf == xf) & (tl.abs(xf) < float("inf"))
     n = tl.sum(finite.to(tl.float32), axis=0)
     mu = tl.sum(tl.where(finite, xf, 0.0), axis=0) / tl.maximum(n, 1.0)
@@ -516,7 +541,7 @@ def span_kernel(
     d_offs = d_pos
     for i in range(0, SPAN, BLOCK):
         raw, nxt = span_block(x_span, stride_xv, n_here, i, nxt, SPAN, BLOCK, PREFETCH, STRIDED)
-        xf = raw.to(tl.float32)
+        xf = upcast(raw, DTYPE)
         keep = xf > float("-inf")
         cand = xf >= c_cand  # c_cand > -inf: only keepable entries
         if PACK:  # both counts in one lane counter (cand implies keep)
@@ -566,12 +591,12 @@ def span_kernel(
     if NEED_MIN:
         kmin_f = tl.min(kmin_v, axis=0)
         nmin = tl.sum(tl.where(kmin_v == kmin_f, nmin_v, 0), axis=0)
-        kmin = tl.where(n_keep > 0, keys_of(kmin_f.to(x_ptr.dtype.element_ty), DTYPE, W), 0xFFFFFFFF)
+        kmin = tl.where(n_keep > 0, key_of_value(kmin_f, DTYPE, W), 0xFFFFFFFF)
     else:
         kmin = tl.full((), KEY_NEG_INF + 1, tl.uint32)
         nmin = tl.zeros((), tl.int32)
     kmax_f = tl.max(kmax_v, axis=0)
-    kmax = tl.where(n_keep > 0, keys_of(kmax_f.to(x_ptr.dtype.element_ty), DTYPE, W), 0)
+    kmax = tl.where(n_keep > 0, key_of_value(kmax_f, DTYPE, W), 0)
     if NEED_NMAX:
         nmax = tl.sum(tl.where(kmax_v == kmax_f, nmax_v, 0), axis=0)
     else:
@@ -1818,7 +1843,7 @@ def sample_part(x_ptr, stride_xb, stride_xv, V, row, r, part, thr_key_ptr, cut_i
         key = keys_of(raw, DTYPE, W).to(tl.int64)
         keep = kept_of(key, offs, thr, cut_idx) & inb
         if tl.max(keep.to(tl.int32), axis=0) > 0:
-            xf = raw.to(tl.float32)
+            xf = upcast(raw, DTYPE)
             x64 = xf.to(tl.float64)
             # float32 pre-race: when one kept entry is the only one near the best
             # approximate key, it is the block's winner; the exact key is then
@@ -1829,7 +1854,7 @@ def sample_part(x_ptr, stride_xb, stride_xv, V, row, r, part, thr_key_ptr, cut_i
             wild = tl.max(tl.where(keep, tl.abs(xf), 0.0), axis=0) >= FILTER_MAX_ABS  # also +-inf
             if (tl.sum(near.to(tl.int32), axis=0) == 1) & (wild == 0):
                 w = tl.min(tl.where(near, offs, V), axis=0)
-                vw = tl.load(base + w * stride_xv).to(tl.float32).to(tl.float64) + gumbel_of(state, w)
+                vw = upcast(tl.load(base + w * stride_xv), DTYPE).to(tl.float64) + gumbel_of(state, w)
                 if vw > best_v:
                     best_v = vw
                     best_i = w
