@@ -163,7 +163,7 @@ def test_non_default_miss_lanes_are_exact(dtype, mode, ties, lanes):
 @pytest.mark.parametrize("truncation", [True, False])
 def test_schedule_options_give_the_same_bits(truncation):
     """Sweep options change no result: prefetched span loads, other block sizes,
-    column-aggregated and deferred slot appends (other atomic slot orders: masses are
+    column-aggregated, deferred and block-scanned slot appends (other atomic slot orders: masses are
     fixed-point), the miss rounds' unroll, and the finish and updates folded or not (``fold_*``)."""
     x = _adversarial_rows(torch.float32)
     x = torch.cat([x, torch.sort(x[:1], dim=1).values])  # clustered: the top keys fill one span
@@ -173,7 +173,8 @@ def test_schedule_options_give_the_same_bits(truncation):
     # updates of a top-k alone at small B)
     variants = (dict(span_prefetch=True, round_unroll=8, cut_pass=True, append_defer=True, fold_updates=True,
                      fold_finish=True),
-                dict(span_block=32, round_unroll=1, span_layout="strided", append_agg=16, fold_updates=False))
+                dict(span_block=32, round_unroll=1, span_layout="strided", append_agg=16, fold_updates=False),
+                dict(append_scan=2, span_layout="strided"))
     # top-k alone is the hit path's case, top-p alone the miss rounds'; k+p on a GPU (interpreter time)
     requests = [(25, None) if truncation else (None, 0.8)] + ([] if INTERPRETED else [(40, 0.6)])
     for k, p in requests:

@@ -180,6 +180,11 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
     # need not wait for the atomics' results.  Slower on the H200 in all five cases (f1fd968, select,
     # B=1024): Zipf top-k 50 728 -> 833 us, LLM-like top-p 0.9 1271 -> 1645 us; so off
     append_defer = bool(opts.get("append_defer", False))
+    # span-pass slot appends of dense rows: once a row has this many candidates (a power of two), a block
+    # takes its slot positions with one atomic and a block prefix sum (kernels.append_dense); off (0) by
+    # default, not measured yet.  For Zipf top-k rows (~2800 candidates of 131072), where the per-entry
+    # atomics bound the span pass; the CuPy backend, which appends by block scans, is 0.58x Triton there
+    append_scan = int_option(opts, "append_scan", 0, pow2=True) if opts.get("append_scan") else 0
     # span-pass load layout (the bits do not depend on it): "strided" (one entry per thread per
     # load, adjacent threads) is the layout of the slot atomics and stores, so the loop has no
     # shared-memory layout conversion; with "vector" (4 adjacent entries per thread) Triton 3.6
@@ -305,7 +310,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                 PREFETCH=bool(opts.get("span_prefetch", False)), CUT_IN=cut_in, NEED_MIN=not all_search,
                 WITH_IDX=with_idx, STRIDED=span_layout == "strided", TWO_CUTS=two_cut_share if two_cuts else 0,
                 AGG=min(append_agg, block), DEFER=append_defer, ROW_Z=not kp, NEED_NMAX=need_nmax,
-                num_warps=span_warps,
+                SCAN=append_scan, num_warps=span_warps,
                 **common,
             )
             if not fold_finish:
