@@ -512,11 +512,11 @@ def span_kernel(
     ``AGG``: one slot atomic per column of AGG entries (:func:`append_keys`).
     ``DEFER`` (option ``append_defer``): a block's candidates are stored in the next
     iteration (:func:`append_deferred`).  ``SCAN`` (option ``append_scan``, 0 = off): a
-    row past SCAN candidates appends a block with one atomic (:func:`append_dense`).  ``ROW_Z`` (with ``HAS_P``): the row's
-    softmax partials (max, denominator, candidate mass).  A request whose every row
-    has a top-k needs none of them: its top-p runs over the top-k survivors, whose
-    masses the finish takes from the candidates with the row max from ``kmax``; the
-    partials then hold -inf and zeros.
+    row past SCAN candidates appends a block with one atomic (:func:`append_dense`).
+    ``ROW_Z`` (with ``HAS_P``): the row's softmax partials (max, denominator, candidate
+    mass).  A request whose every row has a top-k needs none of them: its top-p runs over
+    the top-k survivors, whose masses the finish takes from the candidates with the row
+    max from ``kmax``; the partials then hold -inf and zeros.
 
     ``FOLD``: the row's last program to finish its span (:func:`last_of_row`) runs
     :func:`finish_kernel`, so that no finish launch follows.
@@ -541,9 +541,9 @@ def span_kernel(
     idx_base = idx_ptr + slot.to(tl.int64) * rowcap
     ctr = ctr_ptr + slot
 
-    # a lane counts at most SPAN // BLOCK entries: with fewer than 2**16 the keepable count
-    # and the candidate count share one int32 counter (low and high half)
-    PACK: tl.constexpr = SPAN // BLOCK < 65536
+    # a lane counts at most SPAN // BLOCK entries: with fewer than 2**15 the keepable count and
+    # the candidate count share one int32 counter (low 16 bits, and the high ones below the sign)
+    PACK: tl.constexpr = SPAN // BLOCK < 32768
     n_keep_v = tl.zeros((BLOCK,), tl.int32)
     n_inf_v = tl.zeros((BLOCK,), tl.int32)
     kmin_v = tl.full((BLOCK,), float("inf"), tl.float32)  # per-lane min and max over keepable values
