@@ -9,7 +9,6 @@ repository root (it imports ``benchmarks/gpu_check.py``).
 """
 
 import dataclasses
-import hashlib
 import json
 import sys
 import time
@@ -17,6 +16,7 @@ import time
 import torch
 
 sys.path.insert(0, "benchmarks")
+from ab import digest  # noqa: E402  (the same folder)
 from gpu_check import graph_time, make_logits  # noqa: E402
 
 import qrita  # noqa: E402
@@ -40,13 +40,6 @@ CASES = [("llm", F32, 64, 128256, 50, None, "sample"), ("llm", F32, 64, 151936, 
          ("llm", F32, 1024, 151936, 100, 0.9, "sample"), ("gauss", F32, 1024, 131072, 50, None, "select"),
          ("llm", torch.bfloat16, 1024, 131072, 50, None, "select"), ("zipf", F32, 1024, 131072, 50, None, "select"),
          ("llm", F32, 16, 131072, 50, None, "select")]
-
-
-def digest(*tensors) -> str:
-    h = hashlib.sha1()
-    for t in tensors:
-        h.update(t.contiguous().view(torch.uint8).cpu().numpy().tobytes())
-    return h.hexdigest()[:12]
 
 
 def main() -> None:
