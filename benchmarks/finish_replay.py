@@ -27,6 +27,7 @@ import torch
 
 import qrita
 from qrita.backends.triton import kernels
+from qrita.core.keys import bits_from_keys
 
 # positions of finish_kernel's arguments (kernels.finish_kernel's signature)
 ARG_ROW0, ARG_CAND, ARG_PART_I, ARG_PART_F, ARG_CTR, ARG_PART_LOW = 4, 13, 14, 15, 17, 26
@@ -66,8 +67,7 @@ def capture(x: torch.Tensor, p: float, options: dict, rows: list[int]) -> dict:
 
 def slot_from_keys(cand: np.ndarray) -> np.ndarray:
     """A float32 slot captured before the eleventh session held keys; the kernels now read value bits."""
-    k = cand.view(np.uint32)
-    return np.where(k & 0x80000000, k ^ 0x80000000, ~k).astype(np.uint32).view(np.int32)
+    return bits_from_keys(cand.view(np.uint32), "float32").view(np.int32)
 
 
 def replay(inputs: dict, p: float, constants: dict, device: str, order=None) -> tuple[int, int, int, int]:

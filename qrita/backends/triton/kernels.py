@@ -68,19 +68,24 @@ BF16 = tl.constexpr(2)
 
 
 @triton.jit
+def ordered_key(bits, W: tl.constexpr):
+    """Order-preserving uint32 keys of W-bit value bits (uint32, zero-extended), NaN not treated."""
+    sign: tl.constexpr = 1 << (W - 1)
+    mask: tl.constexpr = (1 << W) - 1
+    key = tl.where((bits & sign) != 0, (~bits) & mask, bits | sign)
+    return tl.where(key == sign - 1, sign, key)  # -0.0 -> +0.0
+
+
+@triton.jit
 def keys_of(raw, DTYPE: tl.constexpr, W: tl.constexpr):
     """Order-preserving keys (uint32, zero-extended for 16-bit) of raw values; NaN -> 0."""
     if DTYPE == F32:
         bits = raw.to(tl.uint32, bitcast=True)
-    elif DTYPE == F16:
-        bits = raw.to(tl.uint16, bitcast=True).to(tl.uint32)
     else:
         bits = raw.to(tl.uint16, bitcast=True).to(tl.uint32)
     sign: tl.constexpr = 1 << (W - 1)
     mask: tl.constexpr = (1 << W) - 1
-    negative = (bits >> (W - 1)) != 0
-    key = tl.where(negative, (~bits) & mask, bits | sign)
-    key = tl.where(key == sign - 1, sign, key)  # -0.0 -> +0.0
+    key = ordered_key(bits, W)
     if DTYPE == F32:
         exp_mask: tl.constexpr = 0x7F800000
     elif DTYPE == F16:
@@ -105,15 +110,15 @@ def upcast(raw, DTYPE: tl.constexpr):
 
 @triton.jit
 def key_of_value(v, DTYPE: tl.constexpr, W: tl.constexpr):
-    """:func:`keys_of` of float32 values that the dtype holds exactly (:func:`upcast` values);
-    bfloat16 through its bits, as in :func:`upcast`."""
+    """:func:`keys_of` of non-NaN float32 values that the dtype holds exactly (:func:`upcast`
+    values); bfloat16 through its bits, as in :func:`upcast`."""
     if DTYPE == F32:
-        key = keys_of(v, DTYPE, W)
+        bits = v.to(tl.uint32, bitcast=True)
     elif DTYPE == F16:
-        key = keys_of(v.to(tl.float16), DTYPE, W)
+        bits = v.to(tl.float16).to(tl.uint16, bitcast=True).to(tl.uint32)
     else:
-        key = keys_of((v.to(tl.uint32, bitcast=True) >> 16).to(tl.uint16).to(tl.bfloat16, bitcast=True), DTYPE, W)
-    return key
+        bits = v.to(tl.uint32, bitcast=True) >> 16
+    return ordered_key(bits, W)
 
 
 @triton.jit
@@ -266,11 +271,7 @@ def slot_value(raw, DTYPE: tl.constexpr):
 @triton.jit
 def slot_keys(stored, W: tl.constexpr):
     """uint32 keys of slot entries (:func:`slot_value`; never NaN): :func:`keys_of` of their values."""
-    bits = stored.to(tl.uint32, bitcast=True)
-    sign: tl.constexpr = 1 << (W - 1)
-    mask: tl.constexpr = (1 << W) - 1
-    key = tl.where((bits & sign) != 0, (~bits) & mask, bits | sign)
-    return tl.where(key == sign - 1, sign, key)  # -0.0 -> +0.0
+    return ordered_key(stored.to(tl.uint32, bitcast=True), W)
 
 
 @triton.jit
@@ -388,10 +389,8 @@ def append_dense(slot_ptr, ctr_ptr, key, sel, cap, idx_ptr, offs, WITH_IDX: tl.c
             first = tl.atomic_add(ctr_ptr, tl.sum(c, axis=0), sem="relaxed")
             pos = first + tl.cumsum(c, axis=0) - c
             store_slots(slot_ptr, pos, key, sel, cap, idx_ptr, offs, WITH_IDX)
-        else:
-            ones = tl.full(sel.shape, 1, tl.int32)
-            pos = tl.atomic_add(ctr_ptr + tl.zeros(sel.shape, tl.int32), ones, mask=sel, sem="relaxed")
-            store_slots(slot_ptr, pos, key, sel, cap, idx_ptr, offs, WITH_IDX)
+        else:  # (below cap: no STOP test)
+            append_keys(slot_ptr, ctr_ptr, key, sel, cap, False, idx_ptr, offs, WITH_IDX)
 
 
 @triton.jit
