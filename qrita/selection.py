@@ -77,6 +77,10 @@ class Selection:
     def _keep(self, x2d):
         """bool ``[B, V]``: x > thr, or x == thr among the first num_ties equal entries."""
         thr = self._threshold[:, None]
+        if self._lib == "cupy":
+            # CuPy compiles its elementwise kernels with -ftz=true: float32 compares would
+            # flush subnormal values to zero.  Order keys compare them exactly.
+            x2d, thr = _cupy_keys(x2d), _cupy_keys(thr)
         gt = x2d > thr
         eq = x2d == thr
         if self._lib == "torch":
@@ -180,15 +184,37 @@ class Selection:
             return torch.where(cols < self._count[:, None], order, torch.full_like(order, -1))
         cupy = sys.modules["cupy"]
         width = int(self._count.max()) if B else 0
-        wide = cupy.float64 if x.dtype == cupy.float64 else cupy.float32
-        masked = cupy.where(keep, x.astype(wide) + 0.0, wide(-np.inf))
-        # cupy has no stable descending sort: sort ascending on (-value, index)
+        # rank by order keys, not floats (see _keep: CuPy's kernels flush subnormals); equal
+        # values have equal keys (-0.0 and +0.0 too), and entries not kept sort last
+        down = cupy.where(keep, -_cupy_keys(x).astype(cupy.int64), cupy.int64(1))
+        # cupy has no stable descending sort: sort ascending on (-key, index)
         idx = cupy.broadcast_to(cupy.arange(x.shape[1]), x.shape)
         rows = cupy.repeat(cupy.arange(B), x.shape[1])
-        order = cupy.lexsort(cupy.stack([idx.reshape(-1), (-masked).reshape(-1), rows]))
+        order = cupy.lexsort(cupy.stack([idx.reshape(-1), down.reshape(-1), rows]))
         order = (order.reshape(B, x.shape[1]) % x.shape[1])[:, :width].astype(cupy.int64)
         cols = cupy.arange(width)[None, :]
         return cupy.where(cols < self._count[:, None], order, -1)
+
+
+def _cupy_keys(a):
+    """Order keys (:mod:`qrita.core.keys`) of a cupy float array, with integer operations only.
+
+    Keys of 64-bit values are returned as int64 offsets from the sign bit, so that they
+    also order correctly as signed integers (as the ranking above needs them).
+    """
+    from .core.keys import KEY_CONSTANTS, KEY_NAN
+
+    cupy = sys.modules["cupy"]
+    kc = KEY_CONSTANTS[np.dtype(a.dtype).name]
+    u = a.view(kc.uint)
+    ut = np.dtype(kc.uint).type
+    flip = (a.view(f"int{kc.width}") >> (kc.width - 1)).view(kc.uint) | ut(kc.sign)
+    key = u ^ flip
+    key = cupy.where(key == ut(kc.sign - 1), ut(kc.sign), key)  # -0.0 -> key of +0.0
+    key = cupy.where((u & ut(kc.mask ^ kc.sign)) > ut(kc.exp_mask), ut(KEY_NAN), key)
+    if kc.width == 64:
+        return (key ^ ut(kc.sign)).view(np.int64)
+    return key.astype(np.int64)
 
 
 def _softmax_kept(vals, valid, xp):

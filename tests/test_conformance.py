@@ -670,3 +670,26 @@ def test_gpu_more_than_2_pow_31_entries(target, dtype):
     x[B - 1, 12345] = 100.0
     sel = _check_sampled_rows(target, x, 50, 0.9, "lowest_index", [0, B // 2, B - 1])
     assert to_numpy(sel.mask()[B - 1, 12345]).item()
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+@pytest.mark.parametrize("B", [2, 32])
+def test_gpu_column_stride_past_2_pow_31(target, dtype, B):
+    # Rows with a column stride of 65536 (a transposed or column-sliced view of a large buffer):
+    # in-row offsets times the stride pass 2**31, so they must be 64-bit whatever the row size.
+    if dtype != "float16":
+        pytest.skip("one 16-bit dtype is enough for the offset test (5 GiB)")
+    torch = pytest.importorskip("torch")
+    V, stride = 40000, 65536
+    assert (V - 1) * stride > 2**31
+    buf = torch.empty((V - 1) * stride + B, dtype=torch.float16, device=target.device)
+    x = buf.as_strided((B, V), (1, stride))
+    x.copy_(torch.randn(B, V, device=target.device).to(torch.float16))
+    x[1, V - 7] = 100.0
+    if target.lib == "cupy":
+        import cupy
+
+        x = cupy.from_dlpack(x)
+    sel = _check_sampled_rows(target, x, 50, 0.9, "lowest_index", [0, 1, B - 1])
+    assert to_numpy(sel.mask()[1, V - 7]).item()

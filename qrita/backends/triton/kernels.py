@@ -306,10 +306,14 @@ def load_span_block(x_span, stride_xv, n_here, i, SPAN: tl.constexpr, BLOCK: tl.
                     STRIDED: tl.constexpr):
     """Entries ``[i, i + BLOCK)`` of a span of ``n_here <= SPAN`` entries at ``x_span``; -inf past
     it (never keepable, never a candidate, no maximum).  The block's base is a scalar
-    pointer and the lanes' offsets are loop-invariant int32, so the loop does no 64-bit
-    index arithmetic per entry."""
+    pointer and the lanes' offsets are loop-invariant, so the loop does no index
+    arithmetic per entry.  Both are 64-bit products with the stride (an int32 product
+    overflows once a span's offsets times the stride pass 2**31, e.g. a column stride of
+    65536); for rows with unit stride (Triton specialises it) the sm_90 loop is the
+    same as with int32 offsets."""
     lane = span_lanes(BLOCK, STRIDED)
-    return tl.load((x_span + i * stride_xv) + lane * stride_xv, mask=lane < n_here - i, other=float("-inf"))
+    return tl.load((x_span + tl.cast(i, tl.int64) * stride_xv) + lane.to(tl.int64) * stride_xv, mask=lane < n_here - i,
+                   other=float("-inf"))
 
 
 @triton.jit
@@ -381,8 +385,13 @@ def append_dense(slot_ptr, ctr_ptr, key, sel, cap, idx_ptr, offs, WITH_IDX: tl.c
     nothing.  The counter is read without ordering, as :func:`claim_slots` does: the
     choice of path depends on timing, the positions never overlap, and every consumer
     of the slot is order-independent.  Past ``cap`` nothing is appended.
+
+    The choice must be the same for every thread of the program: the dense path's
+    scalar atomic and prefix sum go through shared memory and barriers.  Threads that
+    read the counter themselves can read different values (other programs of the row
+    add to it meanwhile), so the read is reduced over the block first.
     """
-    seen = tl.load(ctr_ptr)
+    seen = tl.max(tl.load(ctr_ptr + tl.zeros(sel.shape, tl.int32)), axis=0)  # one value for the program
     if seen < cap:
         if seen >= SCAN:
             c = sel.to(tl.int32)
@@ -1274,18 +1283,12 @@ def gather_bound(stage, hi, p_mode):
 
 
 @triton.jit
-def block_raw_keys(x_row, stride_xv, V, first, BLOCK: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr):
-    """Raw values and uint32 keys (0 past the row) of row entries [first, first + BLOCK)."""
+def block_values(x_row, stride_xv, V, first, BLOCK: tl.constexpr, DTYPE: tl.constexpr):
+    """Raw values and their float32 values (:func:`upcast`) of row entries [first, first + BLOCK);
+    NaN past the row (it fails every comparison of :func:`above_value`)."""
     offs = first + tl.arange(0, BLOCK).to(tl.int64)
-    inb = offs < V
-    raw = tl.load(x_row + offs * stride_xv, mask=inb, other=0.0)
-    return raw, tl.where(inb, keys_of(raw, DTYPE, W), tl.zeros((BLOCK,), tl.uint32))
-
-
-@triton.jit
-def block_keys(x_row, stride_xv, V, first, BLOCK: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr):
-    """uint32 keys of row entries [first, first + BLOCK) (0 past the row)."""
-    return block_raw_keys(x_row, stride_xv, V, first, BLOCK, DTYPE, W)[1]
+    raw = tl.load(x_row + offs * stride_xv, mask=offs < V, other=float("nan"))
+    return raw, upcast(raw, DTYPE)
 
 
 @triton.jit
@@ -1349,57 +1352,75 @@ def round_kernel(
         n_est = tl.where(n_in >= 0, n_in, tl.load(si + 13))
         inf_mode = tl.load(si + 10) != 0
         m = tl.load(sf + 2)
-        lo32 = lo.to(tl.uint32)
-        hi32 = hi.to(tl.uint32)
         x_row = x_ptr + row * stride_xb
         base = (slot.to(tl.int64) * n_spans + span)
         start = tl.cast(span, tl.int64) * SPAN
         c_hi_v = tl.zeros((BLOCK,), tl.int32)  # keys above hi (MASS_ONLY)
+        # lo >= KEY_NEG_INF (the finish starts from kmin - 1, lanes only narrow), so every key
+        # above a lane is keepable and float compares decide it (above_value: x >= c is
+        # key(x) > tau; NaN, -inf and entries past the row fail them all)
+        KEY_POS_INF: tl.constexpr = KEY_NEG_INF ^ ((1 << W) - 1)  # the key of +inf
+        c_lo = above_value(lo, DTYPE, W, KEY_NEG_INF, KEY_POS_INF)
+        c_hi = above_value(hi, DTYPE, W, KEY_NEG_INF, KEY_POS_INF)
         if gather_now(stage, p_mode, n_est, base_cnt, n_spans, SPAN_CAP):
-            gb32 = gather_bound(stage, hi, p_mode).to(tl.uint32)
+            c_gb = above_value(gather_bound(stage, hi, p_mode), DTYPE, W, KEY_NEG_INF, KEY_POS_INF)
             rowcap = n_spans * SPAN_CAP
             cand_base = cand_ptr + slot.to(tl.int64) * rowcap
             for i in range(0, SPAN, BLOCK * UNROLL):
                 for u in tl.static_range(UNROLL):
-                    raw, key = block_raw_keys(x_row, stride_xv, V, start + i + u * BLOCK, BLOCK, DTYPE, W)
-                    g = (key > lo32) & (key <= gb32) & (key > KEY_NEG_INF)
+                    raw, xf = block_values(x_row, stride_xv, V, start + i + u * BLOCK, BLOCK, DTYPE)
+                    g = (xf >= c_lo) & ~(xf >= c_gb)  # lo < key <= gather bound (NaN c_gb: no bound)
                     append_keys(cand_base, ctr_ptr + slot, slot_value(raw, DTYPE), g, rowcap, False)
                     if MASS_ONLY:
-                        c_hi_v += ((key > hi32) & (key > KEY_NEG_INF)).to(tl.int32)
+                        c_hi_v += (xf >= c_hi).to(tl.int32)
             if MASS_ONLY:
                 tl.store(rpart_i_ptr + base * NPM, tl.sum(c_hi_v, axis=0))
         elif MASS_ONLY & (stage == 2):
             lanes = tl.arange(0, NPM)
-            taus = round_lanes(lanes_ptr, row, lo, hi, NPM, VALUE_LANES).to(tl.uint32)[:, None]
+            c_tau = above_value(round_lanes(lanes_ptr, row, lo, hi, NPM, VALUE_LANES), DTYPE, W, KEY_NEG_INF,
+                                KEY_POS_INF)[:, None]
             mass2 = tl.zeros((NPM, BLOCK), tl.float32)
             c_in_v = tl.zeros((BLOCK,), tl.int32)
             for i in range(0, SPAN, BLOCK * UNROLL):
                 for u in tl.static_range(UNROLL):
-                    key = block_keys(x_row, stride_xv, V, start + i + u * BLOCK, BLOCK, DTYPE, W)
-                    kin = tl.where(key <= hi32, key, tl.zeros((BLOCK,), tl.uint32))
-                    w = weight_of(value_of_key(key, DTYPE, W), m, inf_mode)
-                    mass2 += tl.where(kin[None, :] > taus, w[None, :], 0.0)
-                    c_hi_v += ((key > hi32) & (key > KEY_NEG_INF)).to(tl.int32)
-                    c_in_v += (kin > lo32).to(tl.int32)
+                    xf = block_values(x_row, stride_xv, V, start + i + u * BLOCK, BLOCK, DTYPE)[1]
+                    above = xf >= c_hi  # key above hi (NaN c_hi: hi is the key of +inf)
+                    c_hi_v += above.to(tl.int32)
+                    xin = tl.where(above, float("-inf"), xf)
+                    inl = xin >= c_lo  # lo < key <= hi
+                    c_in_v += inl.to(tl.int32)
+                    w = tl.where(inl, weight_of(xin, m, inf_mode), 0.0)
+                    # a lane adds w times 1.0 or 0.0: one compare to a float and one FMA, whose
+                    # sum is the plain sum's bits (w * 1.0 + s rounds once, as w + s; w * 0.0 is +0.0)
+                    mass2 += w[None, :] * (xin[None, :] >= c_tau).to(tl.float32)
             tl.store(rpart_i_ptr + base * NPM, tl.sum(c_hi_v, axis=0))
             tl.store(rpart_i_ptr + base * NPM + 1, tl.sum(c_in_v, axis=0))
             tl.store(rpart_f_ptr + base * NPM + lanes, tl.sum(mass2, axis=1))
         else:
             lanes = tl.arange(0, NPM)
-            taus = round_lanes(lanes_ptr, row, lo, hi, NPM, VALUE_LANES).to(tl.uint32)[:, None]
-            cnt2 = tl.zeros((NPM, BLOCK), tl.int32)  # per-thread partials, reduced once after the loop
+            c_tau = above_value(round_lanes(lanes_ptr, row, lo, hi, NPM, VALUE_LANES), DTYPE, W, KEY_NEG_INF,
+                                KEY_POS_INF)[:, None]
+            # per-thread partials, reduced once after the loop; counts as floats (a column counts at
+            # most SPAN // BLOCK entries, a span at most SPAN: exact, and one add a lane like the masses)
+            cnt2 = tl.zeros((NPM, BLOCK), tl.float32)
             mass2 = tl.zeros((NPM, BLOCK), tl.float32)
-            for i in range(0, SPAN, BLOCK * UNROLL):
-                for u in tl.static_range(UNROLL):
-                    key = block_keys(x_row, stride_xv, V, start + i + u * BLOCK, BLOCK, DTYPE, W)
-                    # keys above hi become 0, which no lane counts (tau_j >= lo >= 0): one compare a lane
-                    kin = tl.where(key <= hi32, key, tl.zeros((BLOCK,), tl.uint32))
-                    gt = kin[None, :] > taus
-                    cnt2 += gt.to(tl.int32)
-                    if stage != 1:
-                        w = weight_of(value_of_key(key, DTYPE, W), m, inf_mode)
-                        mass2 += tl.where(gt, w[None, :], 0.0)
-            tl.store(rpart_i_ptr + base * NPM + lanes, tl.sum(cnt2, axis=1))
+            if stage == 1:  # a top-k stage: counts only
+                for i in range(0, SPAN, BLOCK * UNROLL):
+                    for u in tl.static_range(UNROLL):
+                        xf = block_values(x_row, stride_xv, V, start + i + u * BLOCK, BLOCK, DTYPE)[1]
+                        # values above hi become -inf, which no lane counts
+                        xin = tl.where(xf >= c_hi, float("-inf"), xf)
+                        cnt2 += (xin[None, :] >= c_tau).to(tl.float32)
+            else:
+                for i in range(0, SPAN, BLOCK * UNROLL):
+                    for u in tl.static_range(UNROLL):
+                        xf = block_values(x_row, stride_xv, V, start + i + u * BLOCK, BLOCK, DTYPE)[1]
+                        xin = tl.where(xf >= c_hi, float("-inf"), xf)
+                        w = tl.where(xin >= c_lo, weight_of(xin, m, inf_mode), 0.0)
+                        gt = (xin[None, :] >= c_tau).to(tl.float32)
+                        cnt2 += gt
+                        mass2 += w[None, :] * gt  # the plain sum's bits (see the MASS_ONLY loop)
+            tl.store(rpart_i_ptr + base * NPM + lanes, tl.sum(cnt2, axis=1).to(tl.int32))
             tl.store(rpart_f_ptr + base * NPM + lanes, tl.sum(mass2, axis=1))
     if FOLD:
         if stage != 0:
