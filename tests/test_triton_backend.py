@@ -173,8 +173,7 @@ def test_schedule_options_give_the_same_bits(truncation):
     # updates of a top-k alone at small B)
     variants = (dict(span_prefetch=True, round_unroll=8, cut_pass=True, append_defer=True, fold_updates=True,
                      fold_finish=True),
-                dict(span_block=32, round_unroll=1, span_layout="strided", append_agg=16, fold_updates=False),
-                dict(append_scan=2, span_layout="strided"))
+                dict(span_block=32, round_unroll=1, span_layout="strided", append_agg=16, fold_updates=False))
     # top-k alone is the hit path's case, top-p alone the miss rounds'; k+p on a GPU (interpreter time)
     requests = [(25, None) if truncation else (None, 0.8)] + ([] if INTERPRETED else [(40, 0.6)])
     for k, p in requests:

@@ -62,7 +62,7 @@ SMALL_EXCLUDED = ("has_p=True", "cut_in=True", "two_cuts", "mass_only", "value_l
 
 
 SPAN_BASE = dict(has_p=False, prefetch=False, cut_in=True, need_min=False, wide=False, with_idx=False,
-                 strided=True, two_cuts=False, agg=0, defer=False, row_z=True, fold=False, scan=0)
+                 strided=True, two_cuts=False, agg=0, defer=False, row_z=True, fold=False)
 SPAN_VARIANTS = (
     {}, dict(has_p=True), dict(has_p=True, cut_in=False, need_min=True, strided=False),
     dict(cut_in=False, need_min=True, strided=False), dict(has_p=True, prefetch=True), dict(wide=True),
@@ -77,8 +77,6 @@ SPAN_VARIANTS = (
     # the options append_agg (one slot atomic per thread and block) and append_defer
     dict(agg=256), dict(has_p=True, two_cuts=True, agg=256),
     dict(defer=True), dict(has_p=True, with_idx=True, two_cuts=True, defer=True),
-    # the option append_scan (dense rows append a block with one atomic): top-k, with token indices
-    dict(wide=True, with_idx=True, scan=64),
     # a scalar top-k with a top-p (no softmax partials): B >= 256 (wide), sampling, k > 1024 or fewer rows,
     # 16 < B <= 64, B <= 16
     dict(has_p=True, row_z=False, wide=True), dict(has_p=True, row_z=False, wide=True, with_idx=True),
@@ -128,10 +126,10 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
     # Each variant names what differs from SPAN_BASE: has_p (a top-p), prefetch (option), cut_in (the cut
     # computed by cut_kernel, above CUT_PASS_MIN_ROWS rows), need_min (the smallest key tracked), wide (a
     # small scalar top-k alone over many rows, launch.span_of), with_idx (token indices kept for sampling),
-    # strided (the load layout above STRIDED_MIN_ROWS rows), two_cuts, agg, defer and scan (options), row_z (the
+    # strided (the load layout above STRIDED_MIN_ROWS rows), two_cuts, agg and defer (options), row_z (the
     # softmax partials; off for a scalar top-k with a top-p), fold (option fold_finish).
     for v in SPAN_VARIANTS:
-        has_p, prefetch, cut_in, need_min, wide, with_idx, strided, two_cuts, agg, defer, row_z, fold, scan = (
+        has_p, prefetch, cut_in, need_min, wide, with_idx, strided, two_cuts, agg, defer, row_z, fold = (
             dict(SPAN_BASE, **v)[name] for name in SPAN_BASE)
         span = launch.WIDE_SPAN if wide else span0
         span_const = dict(SPAN=span, SPAN_CAP=cap0, BLOCK=launch.BLOCK, DTYPE=code,
@@ -141,7 +139,7 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
                           HAS_P=has_p, PREFETCH=prefetch, CUT_IN=cut_in,
                           NEED_MIN=need_min, WITH_IDX=with_idx, STRIDED=strided,
                           TWO_CUTS=launch.TWO_CUT_SHARE if two_cuts else 0, AGG=agg, DEFER=defer, ROW_Z=row_z,
-                          NEED_NMAX=need_min, SCAN=scan)  # (requests that need the smallest key may hold p <= 0)
+                          NEED_NMAX=need_min)  # (requests that need the smallest key may hold p <= 0)
         name = f"span_kernel[{dtype}, has_p={has_p}, cut_in={cut_in}, need_min={need_min}"
         name += ", prefetch" if prefetch else ""
         name += ", with_idx" if with_idx else ""
@@ -149,7 +147,6 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
         name += ", two_cuts" if two_cuts else ""
         name += f", agg={agg}" if agg else ""
         name += ", defer" if defer else ""
-        name += f", scan={scan}" if scan else ""
         name += "" if row_z else ", no_row_z"
         name += ", fold" if fold else ""
         name += ", wide]" if span == launch.WIDE_SPAN else "]"

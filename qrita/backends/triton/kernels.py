@@ -374,35 +374,6 @@ def append_keys(slot_ptr, ctr_ptr, key, sel, cap, STOP: tl.constexpr, idx_ptr=No
 
 
 @triton.jit
-def append_dense(slot_ptr, ctr_ptr, key, sel, cap, idx_ptr, offs, WITH_IDX: tl.constexpr, SCAN: tl.constexpr):
-    """:func:`append_keys` for the span pass, switching to one atomic a block on dense rows.
-
-    Once the row's counter has reached ``SCAN`` (the option ``append_scan``), a block
-    takes its positions with one atomic for its whole count and a block prefix sum,
-    instead of one (warp-aggregated) atomic per selected entry: rows with thousands of
-    candidates (Zipf logits) then do not wait for an atomic's round trip per entry.
-    Below ``SCAN`` the per-entry atomics stay, which cost nothing in warps that select
-    nothing.  The counter is read without ordering, as :func:`claim_slots` does: the
-    choice of path depends on timing, the positions never overlap, and every consumer
-    of the slot is order-independent.  Past ``cap`` nothing is appended.
-
-    The choice must be the same for every thread of the program: the dense path's
-    scalar atomic and prefix sum go through shared memory and barriers.  Threads that
-    read the counter themselves can read different values (other programs of the row
-    add to it meanwhile), so the read is reduced over the block first.
-    """
-    seen = tl.max(tl.load(ctr_ptr + tl.zeros(sel.shape, tl.int32)), axis=0)  # one value for the program
-    if seen < cap:
-        if seen >= SCAN:
-            c = sel.to(tl.int32)
-            first = tl.atomic_add(ctr_ptr, tl.sum(c, axis=0), sem="relaxed")
-            pos = first + tl.cumsum(c, axis=0) - c
-            store_slots(slot_ptr, pos, key, sel, cap, idx_ptr, offs, WITH_IDX)
-        else:  # (below cap: no STOP test)
-            append_keys(slot_ptr, ctr_ptr, key, sel, cap, False, idx_ptr, offs, WITH_IDX)
-
-
-@triton.jit
 def claim_slots(ctr_ptr, sel, cap, STOP: tl.constexpr, AGG: tl.constexpr = 0):
     """The slot positions of the selected entries (atomics on the row's counter; :func:`append_keys`):
     (positions, the entries that took one)."""
@@ -495,7 +466,7 @@ def span_kernel(
     HAS_P: tl.constexpr, PREFETCH: tl.constexpr = False, CUT_IN: tl.constexpr = False,
     NEED_MIN: tl.constexpr = True, WITH_IDX: tl.constexpr = False, STRIDED: tl.constexpr = False,
     TWO_CUTS: tl.constexpr = 0, AGG: tl.constexpr = 0, DEFER: tl.constexpr = False, ROW_Z: tl.constexpr = True,
-    NEED_NMAX: tl.constexpr = True, SCAN: tl.constexpr = 0,
+    NEED_NMAX: tl.constexpr = True,
 ):
     """Partials of one span of one row; candidates go to the row's slot ``cand[slot, :n_spans * SPAN_CAP]``.
 
@@ -519,8 +490,7 @@ def span_kernel(
     the row's low cut go to ``part_low`` and ``part_f[3]`` (:func:`row_cut_key`).
     ``AGG``: one slot atomic per column of AGG entries (:func:`append_keys`).
     ``DEFER`` (option ``append_defer``): a block's candidates are stored in the next
-    iteration (:func:`append_deferred`).  ``SCAN`` (option ``append_scan``, 0 = off): a
-    row past SCAN candidates appends a block with one atomic (:func:`append_dense`).
+    iteration (:func:`append_deferred`).
     ``ROW_Z`` (with ``HAS_P``): the row's softmax partials (max, denominator, candidate
     mass).  A request whose every row has a top-k needs none of them: its top-p runs over
     the top-k survivors, whose masses the finish takes from the candidates with the row
@@ -613,8 +583,6 @@ def span_kernel(
         if DEFER:
             d_pos, d_key, d_sel, d_offs = append_deferred(cand_base, ctr, key, cand, rowcap, idx_base, offs_i,
                                                           d_pos, d_key, d_sel, d_offs, WITH_IDX, AGG)
-        elif SCAN > 0:
-            append_dense(cand_base, ctr, key, cand, rowcap, idx_base, offs_i, WITH_IDX, SCAN)
         else:
             append_keys(cand_base, ctr, key, cand, rowcap, True, idx_base, offs_i, WITH_IDX, AGG)
     if DEFER:

@@ -42,7 +42,10 @@ CB = 1024  # keys per chunk of a search over memory (== SPAN_CAP: one chunk per 
 SCRATCH_BYTES = 12 << 20  # scratch budget per wave (candidates and partials)
 MISS_PIVOTS = 15  # pivots per parallel miss round (16 lanes: 4 bits of key a round)
 ROUND_BLOCK = 256  # entries per block of a miss round (one column of lane accumulators per entry)
-ROUND_UNROLL = 4  # blocks loaded per iteration of a miss round (bytes in flight)
+# blocks loaded per iteration of a miss round (bytes in flight; the bits do not depend on it).  H200
+# (6d6eaf6, select, top-p 0.9, B=1024): 4 -> 8 -> 16 gives Gaussian fp32 2776 -> 2715 -> 2684 us, bf16
+# 2729 -> 2597 -> 2587 us, Zipf 2531 -> 2520 -> 2509 us; 8 takes most of it with half the loop code
+ROUND_UNROLL = 8
 # default of the option two_cuts (kernels.row_cut_key).  H200 (8c9b7bb, select, B=1024, V=131072): top-p 0.9
 # LLM-like fp32 1746 -> 1273 us and bf16 1822 -> 1262 us (the rows hit), Zipf fp32 3182 -> 2818 us, top-p 0.5
 # Zipf 2509 -> 2036 us, B=1 LLM-like 65.7 -> 55.0 us; slower where rows miss both ways: Gaussian top-p 0.9
@@ -180,11 +183,6 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
     # need not wait for the atomics' results.  Slower on the H200 in all five cases (f1fd968, select,
     # B=1024): Zipf top-k 50 728 -> 833 us, LLM-like top-p 0.9 1271 -> 1645 us; so off
     append_defer = bool(opts.get("append_defer", False))
-    # span-pass slot appends of dense rows: once a row has this many candidates (a power of two), a block
-    # takes its slot positions with one atomic and a block prefix sum (kernels.append_dense); off (0) by
-    # default, not measured yet.  For Zipf top-k rows (~2800 candidates of 131072), where the per-entry
-    # atomics bound the span pass; the CuPy backend, which appends by block scans, is 0.58x Triton there
-    append_scan = int_option(opts, "append_scan", 0, pow2=True) if opts.get("append_scan") else 0
     # span-pass load layout (the bits do not depend on it): "strided" (one entry per thread per
     # load, adjacent threads) is the layout of the slot atomics and stores, so the loop has no
     # shared-memory layout conversion; with "vector" (4 adjacent entries per thread) Triton 3.6
@@ -310,7 +308,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                 PREFETCH=bool(opts.get("span_prefetch", False)), CUT_IN=cut_in, NEED_MIN=not all_search,
                 WITH_IDX=with_idx, STRIDED=span_layout == "strided", TWO_CUTS=two_cut_share if two_cuts else 0,
                 AGG=min(append_agg, block), DEFER=append_defer, ROW_Z=not kp, NEED_NMAX=need_nmax,
-                SCAN=append_scan, num_warps=span_warps,
+                num_warps=span_warps,
                 **common,
             )
             if not fold_finish:
