@@ -333,9 +333,8 @@ def span_block(x_span, stride_xv, n_here, i, nxt, SPAN: tl.constexpr, BLOCK: tl.
     """Block ``i`` of a span: (raw values, -inf out of bounds; what to carry to the next block).
 
     With ``PREFETCH`` the block was loaded one iteration earlier and the next one is
-    issued now (software pipelining); otherwise it is loaded here.  Offsets are int32
-    within the span (``x_span`` points at its first entry), so the loop does no 64-bit
-    index arithmetic.
+    issued now (software pipelining); otherwise it is loaded here.  Offsets are taken
+    within the span (``x_span`` points at its first entry) by :func:`load_span_block`.
     """
     if PREFETCH:
         raw = nxt
