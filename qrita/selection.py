@@ -197,23 +197,17 @@ class Selection:
 
 
 def _cupy_keys(a):
-    """Order keys (:mod:`qrita.core.keys`) of a cupy float array, with integer operations only.
+    """Order keys (:func:`qrita.core.keys.keys_from_bits`) of a cupy float array, as int64.
 
-    Keys of 64-bit values are returned as int64 offsets from the sign bit, so that they
-    also order correctly as signed integers (as the ranking above needs them).
+    Keys of 64-bit values are offset by the sign bit, so that they also order correctly
+    as signed integers (as the ranking above needs them).
     """
-    from .core.keys import KEY_CONSTANTS, KEY_NAN
+    from .core.keys import KEY_CONSTANTS, keys_from_bits
 
-    cupy = sys.modules["cupy"]
     kc = KEY_CONSTANTS[np.dtype(a.dtype).name]
-    u = a.view(kc.uint)
-    ut = np.dtype(kc.uint).type
-    flip = (a.view(f"int{kc.width}") >> (kc.width - 1)).view(kc.uint) | ut(kc.sign)
-    key = u ^ flip
-    key = cupy.where(key == ut(kc.sign - 1), ut(kc.sign), key)  # -0.0 -> key of +0.0
-    key = cupy.where((u & ut(kc.mask ^ kc.sign)) > ut(kc.exp_mask), ut(KEY_NAN), key)
+    key = keys_from_bits(a.view(kc.uint), kc.dtype)
     if kc.width == 64:
-        return (key ^ ut(kc.sign)).view(np.int64)
+        return (key ^ np.uint64(kc.sign)).view(np.int64)
     return key.astype(np.int64)
 
 

@@ -31,7 +31,7 @@ import numpy as np
 
 from .spec import DTYPE_BITS
 
-KEY_NAN = 0
+KEY_NAN = 0  # keys_from_bits relies on it being 0
 
 
 @dataclass(frozen=True)
@@ -81,19 +81,23 @@ def keys_from_bits(bits: np.ndarray, dtype: str) -> np.ndarray:
     """Keys of raw bit patterns.
 
     bits: unsigned integer array holding the raw bits of ``dtype`` values
-    (``uint16`` for float16/bfloat16, ``uint32``/``uint64`` otherwise).
-    Returns an array of the same shape and unsigned dtype.
+    (``uint16`` for float16/bfloat16, ``uint32``/``uint64`` otherwise); a numpy array
+    (or anything numpy takes), or a cupy array, whose keys are computed on its device
+    with integer operations only.
+    Returns an array of the same shape, unsigned dtype and library.
     """
     kc = KEY_CONSTANTS[dtype]
-    u = np.asarray(bits).astype(kc.uint, copy=False)
-    ut = u.dtype.type
+    if not hasattr(bits, "__cuda_array_interface__"):
+        bits = np.asarray(bits)
+    u = bits.astype(kc.uint, copy=False)
+    ut = np.dtype(kc.uint).type
     # arithmetic shift of the signed view: all ones for negatives, 0 otherwise
     flip = (u.view(f"int{kc.width}") >> (kc.width - 1)).view(kc.uint) | ut(kc.sign)
     key = u ^ flip
-    key[key == ut(kc.sign - 1)] = ut(kc.sign)  # -0.0 -> key of +0.0
-    nan = (u & ut(kc.mask ^ kc.sign)) > ut(kc.exp_mask)
-    if nan.any():
-        key[nan] = ut(KEY_NAN)
+    # elementwise arithmetic, no masked assignment (which costs cupy a host sync):
+    # -0.0's key is sign - 1, one below +0.0's; NaN's key becomes KEY_NAN == 0
+    key += (key == ut(kc.sign - 1)).astype(kc.uint)
+    key *= ((u & ut(kc.mask ^ kc.sign)) <= ut(kc.exp_mask)).astype(kc.uint)
     return key
 
 
