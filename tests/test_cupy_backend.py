@@ -344,7 +344,8 @@ def test_split_rows_equal_one_block_per_row(dtype, ties, k, p, options, gen):
     ("k", "p", "ties"), [(50, None, "lowest_index"), (None, 0.9, "lowest_index"), (20, 0.8, "all"), (4096, 0.99, "all")]
 )
 def test_fast_paths_equal_the_default(dtype, B, V, k, p, ties, gen):
-    """options={"fast_paths": True} (vectorised row scans and masking) gives the same bits."""
+    """options={"fast_paths": True} (vectorised row scans and masking, the default) and False
+    (scalar loads, one chunk in flight) give the same bits."""
     x = (torch.round(llm_like(gen, B, V) * 8) / 8).to(tdt(dtype))
     for extra in ({}, {"truncation": False}):
         fast, slow = {**extra, "fast_paths": True}, {**extra, "fast_paths": False}
