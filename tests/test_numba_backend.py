@@ -530,6 +530,34 @@ def test_gpu_caller_stream_and_cuda_graph():
 
 @gpu
 @needs_cuda
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_gpu_fused_mask_matches_selection_apply(dtype):
+    """On the GPU the fused mask kernels (option fused_mask) give Selection.apply's bits, out of
+    place and in place: adversarial rows with per-row and scalar requests, LLM-like rows, a strided view."""
+    V = 151936
+    rng = np.random.default_rng(11)
+    rows = np.stack([np.resize(r, V) for r in adversarial_rows(rng, 4096)])
+    adv = as_logits(rows, dtype, "cuda")
+    B = adv.shape[0]
+    k = torch.from_numpy(per_row_k(V, B)).cuda()
+    p = torch.from_numpy(per_row_p(B)).float().cuda()
+    llm = llm_logits(64, 128256, dtype, seed=12)
+    cases = [(adv, kk, pp) for kk, pp in ((k, None), (None, p), (k, p), (V // 2, None), (50, 0.9))]
+    cases += [(llm, 50, 0.9), (llm, None, 0.95), (llm[:, 3:100003], 40, None)]
+    for ties in TIES:
+        for x, kk, pp in cases:
+            want = raw(run(x, kk, pp, ties).apply(mask_value=-7.0))
+            fused = {"fused_mask": True}
+            out = qrita.top_k_top_p(x, kk, pp, backend="numba", ties=ties, mask_value=-7.0, options=fused)
+            np.testing.assert_array_equal(raw(out), want)
+            y = x.clone()
+            res = qrita.top_k_top_p(y, kk, pp, backend="numba", ties=ties, mask_value=-7.0, inplace=True, options=fused)
+            assert res is y
+            np.testing.assert_array_equal(raw(y), want)
+
+
+@gpu
+@needs_cuda
 def test_gpu_masked_output_scratch_is_bounded():
     """The fused mask (opt-in on a GPU until verified there) allocates no [B, V] scratch."""
     x = llm_logits(1024, 151936, "float32", seed=4)
