@@ -559,12 +559,12 @@ def test_gpu_fused_mask_matches_selection_apply(dtype):
 @gpu
 @needs_cuda
 def test_gpu_masked_output_scratch_is_bounded():
-    """The fused mask (opt-in on a GPU until verified there) allocates no [B, V] scratch."""
+    """The fused mask (the default) allocates no [B, V] scratch."""
     x = llm_logits(1024, 151936, "float32", seed=4)
     from backends import cuda_peak_extra_bytes
 
     def masked():
-        return qrita.top_k_top_p(x, 50, 0.9, backend="numba", inplace=True, options={"fused_mask": True})
+        return qrita.top_k_top_p(x, 50, 0.9, backend="numba", inplace=True)
 
     masked()  # warm-up (compiles)
     assert cuda_peak_extra_bytes(masked) <= 16 << 20

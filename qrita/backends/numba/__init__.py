@@ -79,9 +79,10 @@ class NumbaBackend(Backend):
         return run_select(req)
 
     def top_k_top_p(self, req: Request, mask_value: float, out):
-        """Fused masking.  On a GPU it is opt-in (``options={"fused_mask": True}``) until
-        an H200 run has verified it; the default there stays the generic path (docs/numba.md)."""
-        if not self.simulated and not req.options.get("fused_mask", False):
+        """Fused masking (no ``[B, V]`` scratch), the default since its H200 check
+        (docs/numba.md); ``options={"fused_mask": False}`` takes the generic
+        ``Selection.apply`` path on a GPU (the simulator always fuses)."""
+        if not self.simulated and not req.options.get("fused_mask", True):
             return None
         from .launch import run_mask
 
