@@ -178,6 +178,19 @@ def make_request(logits, k=None, p=None, *, ties="lowest_index", options=None) -
     return req, squeeze
 
 
+def _check_options(req: Request, backend) -> None:
+    """Every name in ``options`` must be one the chosen backend reads (a misspelt knob would
+    otherwise be ignored silently)."""
+    unknown = sorted(set(req.options) - backend.option_names)
+    if unknown:
+        names = ", ".join(repr(n) for n in unknown)
+        verb = "is not an option" if len(unknown) == 1 else "are not options"
+        raise QritaValueError(
+            f"options: {names} {verb} of backend {backend.name!r}; it takes {', '.join(sorted(backend.option_names))}"
+            " (test and ablation knobs: leave options out for the defaults)"
+        )
+
+
 def _make_selection(req: Request, result, backend_name: str, squeeze: bool) -> Selection:
     return Selection(
         result.threshold,
@@ -212,6 +225,7 @@ def select(
     """
     req, squeeze = make_request(logits, k, p, ties=ties, options=options)
     chosen = resolve(backend, req)
+    _check_options(req, chosen)
     checking = _check_enabled(check)
     if checking:
         _check_values(req)
@@ -242,6 +256,7 @@ def top_k_top_p(
         raise QritaTypeError(f"mask_value must be a real number, got {type(mask_value).__name__} {mask_value!r}")
     req, squeeze = make_request(logits, k, p, ties=ties, options=options)
     chosen = resolve(backend, req)
+    _check_options(req, chosen)
     checking = _check_enabled(check)
     if checking:
         _check_values(req)

@@ -246,6 +246,32 @@ def test_unknown_backend_lists_the_registered_ones(target, name):
     assert_rejected(target, _x(target), UnknownBackendError, match, k=2, backend=name)
 
 
+@pytest.mark.parametrize("options", [{"trunaction": False}, {"span": 256, "bogus": 1, "Truncation": False}])
+def test_unknown_option_names_the_option_and_the_backend(target, options):
+    """A misspelt knob is an error, not a silent default (before any work: the data stay unchanged)."""
+    chosen = qrita.select(_x(target), 2, backend=target.backend).backend
+    unknown = sorted(set(options) - registry.get_backend(chosen).option_names)
+    match = re_escape(f"options: {', '.join(repr(n) for n in unknown)}") + ".* of backend " + re_escape(repr(chosen))
+    assert_rejected(target, _x(target), QritaValueError, match, k=2, options=options)
+
+
+def test_every_backend_declares_the_options_it_reads():
+    """Backend.option_names is exactly the set of option names its source reads (no drift either way)."""
+    import pathlib
+    import re
+
+    root = pathlib.Path(qrita.__file__).parent / "backends"
+    read = re.compile(r'(?:opts|options)(?:\.get\(|\[)"(\w+)"|int_option\(opts, "(\w+)"')
+    for name in registry.REGISTRY:
+        names = set()
+        for path in (root / name).rglob("*.py"):
+            names |= {a or b for a, b in read.findall(path.read_text())}
+        declared = registry._load(name)
+        if isinstance(declared, str):  # the backend's module cannot load here: check its source only
+            continue
+        assert names | {"truncation"} == set(declared.option_names), name
+
+
 @pytest.mark.parametrize("name", [s.backend for s in skipped() if not s.broken] or ["-"])
 def test_unavailable_backend_named_explicitly_says_why(target, name):
     if name == "-":

@@ -78,6 +78,10 @@ class Backend:
     # NUMBA_ENABLE_CUDASIM=1): the backend then serves CPU arrays when named
     # explicitly (tests), and "auto" never picks it.
     simulated: bool = False
+    # the names of ``Request.options`` it reads (the API rejects any other: a misspelt knob must
+    # not pass silently); "truncation" is accepted by every backend, so that one options dict
+    # serves them all (the reference backend never truncates)
+    option_names: ClassVar[frozenset[str]] = frozenset({"truncation"})
 
     def unavailable_reason(self) -> str | None:
         """None when this backend can run in this process, else why not and how to fix it."""

@@ -42,6 +42,7 @@ def _unavailable_reason() -> str | None:
 
 class CupyBackend(Backend):
     name = "cupy"
+    option_names = frozenset({"truncation", "split", "fast_paths"})
     capabilities = Capabilities(
         devices=("cuda",),
         libs=("torch", "cupy"),

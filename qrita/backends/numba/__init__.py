@@ -34,6 +34,7 @@ def _simulator_requested() -> bool:
 
 class NumbaBackend(Backend):
     name = "numba"
+    option_names = frozenset({"truncation", "split", "capacity", "fused_mask"})
 
     def __init__(self) -> None:
         self.simulated = _simulator_requested()

@@ -27,6 +27,7 @@ def host_rows(req: Request) -> tuple[np.ndarray, np.ndarray]:
 
 class NumpyBackend(Backend):
     name = "numpy"
+    option_names = frozenset({"truncation", "num_pivots"})
     capabilities = Capabilities(
         devices=("cpu",),
         libs=("numpy", "torch"),

@@ -34,6 +34,13 @@ MAX_VOCAB = 1 << 23  # the fixed-point mass sums of the search stay inside int64
 
 class TritonBackend(Backend):
     name = "triton"
+    # tests and ablations (qrita/backends/triton/launch.py and docs/triton.md's options table)
+    option_names = frozenset({
+        "truncation", "num_pivots", "miss_pivots", "miss_rounds", "two_cuts", "two_cut_share", "kp_softmax",
+        "span", "span_cap", "span_block", "span_warps", "span_layout", "span_prefetch", "cut_pass", "reg_cap",
+        "search_warps", "round_block", "round_unroll", "round_warps", "mass_lanes", "value_lanes",
+        "fold_updates", "fold_finish", "append_agg", "append_defer", "scatter",
+    })
 
     @property
     def simulated(self) -> bool:  # type: ignore[override]
