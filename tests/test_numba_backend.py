@@ -559,7 +559,7 @@ def test_gpu_fused_mask_matches_selection_apply(dtype):
 @gpu
 @needs_cuda
 def test_gpu_masked_output_scratch_is_bounded():
-    """The fused mask (the default) allocates no [B, V] scratch."""
+    """The fused mask (the default for torch tensors) allocates no [B, V] scratch."""
     x = llm_logits(1024, 151936, "float32", seed=4)
     from backends import cuda_peak_extra_bytes
 
