@@ -578,3 +578,32 @@ def test_gpu_cupy_in_cupy_out():
     sel = run(x, 30, 0.8)
     assert isinstance(sel.threshold, cupy.ndarray)
     check_selection(x.get(), 30, 0.8, "lowest_index", sel.threshold.get(), sel.num_ties.get(), sel.count.get())
+
+
+@gpu
+@needs_cuda
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_gpu_fused_mask_of_cupy_arrays(dtype):
+    """Fused masking (forced: the GPU default for cupy arrays stays the generic path until this
+    passes on a GPU) gives Selection.apply's bits for cupy arrays, out of place and in place."""
+    cupy = pytest.importorskip("cupy")
+    V = 32000
+    rng = np.random.default_rng(13)
+    rows = np.concatenate([np.stack([np.resize(r, V) for r in adversarial_rows(rng, 4096)]),
+                           host(llm_logits(20, V, "float32", seed=14))])
+    vals = rows.astype(dtype)
+    B = vals.shape[0]
+    k_h, p_h = per_row_k(V, B), per_row_p(B).astype(np.float32)
+    opts = {"fused_mask": True}
+    for ties in TIES:
+        for kk, pp in ((k_h, None), (None, p_h), (k_h, p_h), (50, 0.9)):
+            x = cupy.asarray(vals)
+            kd = None if kk is None or isinstance(kk, int) else cupy.asarray(kk)
+            pd = None if pp is None or isinstance(pp, float) else cupy.asarray(pp)
+            want = raw(run(x, kd, pd, ties).apply(mask_value=-7.0).get())
+            out = qrita.top_k_top_p(x, kd, pd, backend="numba", ties=ties, mask_value=-7.0, options=opts)
+            assert isinstance(out, cupy.ndarray)
+            np.testing.assert_array_equal(raw(out.get()), want)
+            res = qrita.top_k_top_p(x, kd, pd, backend="numba", ties=ties, mask_value=-7.0, inplace=True, options=opts)
+            assert res is x
+            np.testing.assert_array_equal(raw(x.get()), want)

@@ -81,8 +81,8 @@ class NumbaBackend(Backend):
 
     def top_k_top_p(self, req: Request, mask_value: float, out):
         """Fused masking (no ``[B, V]`` scratch).  On a GPU it is the default for torch
-        tensors, the inputs its H200 check ran on (docs/numba.md); cupy and Numba arrays
-        keep the generic ``Selection.apply`` path until a GPU run checks them, and
+        tensors, the inputs its H200 check ran on (docs/numba.md); cupy arrays keep the
+        generic ``Selection.apply`` path until a GPU run checks them, and
         ``options={"fused_mask": ...}`` chooses either way (the simulator always fuses)."""
         if not self.simulated and not req.options.get("fused_mask", req.lib == "torch"):
             return None
