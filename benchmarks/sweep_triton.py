@@ -98,9 +98,16 @@ FOLD_CASES = [("llm", torch.float32, B, k, p, FOLD) for B in (1, 16, 64) for k, 
     ("zipf", torch.float32, 1, 50, None, FOLD), ("llm", torch.float32, 1, 100, 0.9, FOLD),
     ("gauss", torch.float32, 1024, None, 0.9, [{}, FOLD_ON]), ("llm", torch.float32, 1024, 50, None, [{}, FOLD_ON]),
     ("llm", torch.float32, 16, 100, 0.9, FOLD[:2]), ("zipf", torch.float32, 1, 100, 0.9, FOLD[:2])]
+# --set occupancy: the finish takes 255 registers a thread (sm_90), one program an SM, and at B=1024 runs
+# 1024 latency-bound programs in ~8 waves; a register cap (option search_maxnreg, spills) or smaller
+# register tiles (reg_cap 2048: 128 registers, the larger slots searched from memory) allow two an SM
+OCC = [{}, dict(search_maxnreg=128), dict(search_maxnreg=168), dict(reg_cap=2048),
+       dict(reg_cap=2048, search_maxnreg=128)]
+OCC_CASES = [(d, torch.float32, B, k, p, OCC) for d in ("llm", "gauss", "zipf") for B in (1024, 64)
+             for k, p in ((50, None), (100, 0.9), (None, 0.9))]
 SETS = {"geometry": CASES, "layout": LAYOUT_CASES, "topp": TOPP_CASES, "split": SPLIT_CASES, "batch": BATCH_CASES,
         "agg": AGG_CASES, "share": SHARE_CASES, "defer": DEFER_CASES, "kp": KP_CASES,
-        "share_hi": SHARE_HI_CASES, "fold": FOLD_CASES}
+        "share_hi": SHARE_HI_CASES, "fold": FOLD_CASES, "occupancy": OCC_CASES}
 
 
 def main() -> None:

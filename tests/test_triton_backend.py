@@ -164,7 +164,8 @@ def test_non_default_miss_lanes_are_exact(dtype, mode, ties, lanes):
 def test_schedule_options_give_the_same_bits(truncation):
     """Sweep options change no result: prefetched span loads, other block sizes,
     column-aggregated, deferred and block-scanned slot appends (other atomic slot orders: masses are
-    fixed-point), the miss rounds' unroll, and the finish and updates folded or not (``fold_*``)."""
+    fixed-point), the miss rounds' unroll, the finish and updates folded or not (``fold_*``), and a
+    register cap for the searches (``search_maxnreg``; the interpreter ignores it)."""
     x = _adversarial_rows(torch.float32)
     x = torch.cat([x, torch.sort(x[:1], dim=1).values])  # clustered: the top keys fill one span
     base = dict(truncation=truncation, span=256, span_cap=64, span_block=64, round_block=32)
@@ -173,7 +174,8 @@ def test_schedule_options_give_the_same_bits(truncation):
     # updates of a top-k alone at small B)
     variants = (dict(span_prefetch=True, round_unroll=8, cut_pass=True, append_defer=True, fold_updates=True,
                      fold_finish=True),
-                dict(span_block=32, round_unroll=1, span_layout="strided", append_agg=16, fold_updates=False))
+                dict(span_block=32, round_unroll=1, span_layout="strided", append_agg=16, fold_updates=False,
+                     search_maxnreg=128))
     # top-k alone is the hit path's case, top-p alone the miss rounds'; k+p on a GPU (interpreter time)
     requests = [(25, None) if truncation else (None, 0.8)] + ([] if INTERPRETED else [(40, 0.6)])
     for k, p in requests:
@@ -341,7 +343,7 @@ def test_one_row_waves_give_one_waves_bits(two_cuts, monkeypatch):
     ("name", "value"),
     [("span", 300), ("span_cap", 0), ("span_block", 96), ("span_warps", 3), ("num_pivots", 0), ("miss_rounds", -1),
      ("reg_cap", True), ("round_warps", 2.0), ("round_unroll", 3), ("span_layout", "wide"), ("two_cut_share", 3),
-     ("append_agg", 96)],
+     ("append_agg", 96), ("search_maxnreg", 100)],
 )
 def test_bad_options_name_the_option(name, value):
     x = _logits(6, 2, 300, torch.float32)

@@ -84,6 +84,7 @@ def miss_rounds(width: int) -> int:
 
 
 WARPS = (1, 2, 4, 8, 16, 32)
+MAXNREG = (64, 80, 96, 128, 168, 200, 255)  # option search_maxnreg (NVIDIA; other targets ignore it)
 
 
 def int_option(options: dict, name: str, default: int, *, pow2: bool = False, choices=None) -> int:
@@ -251,6 +252,14 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         slots = n_spans_p2 * span_cap  # the register search loads every slot of a row
         reg_cap = int_option(opts, "reg_cap", slots, pow2=True)
         search_warps = int_option(opts, "search_warps", 8, choices=WARPS)
+        # a register cap for the one-program-a-row searches (finish, updates): the finish takes 255
+        # registers a thread (sm_90, Triton 3.6: its largest register tile), one program an SM;
+        # 128 allows two (ptxas spills the rest).  Not measured yet, so off by default (docs/triton.md)
+        search_regs = {}
+        if opts.get("search_maxnreg") is not None:
+            maxnreg = int_option(opts, "search_maxnreg", 0, choices=MAXNREG)
+            if torch.version.hip is None:  # Triton's AMD backend has no such option (it raises)
+                search_regs = dict(maxnreg=maxnreg)
         reg_small = min(REG_SMALL, reg_cap)
         reg_mid = min(REG_MID, reg_cap)
         # masking and sampling keep each candidate's token index beside its key
@@ -317,7 +326,8 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                     k_ptr, k_s, p_ptr, p_s, k_mode, p_mode, ties_all, int(truncation),
                     cand, part_i, part_f, n_spans, ctr, state_i, state_f,
                     thr_key, thr_bits, num_ties, count, hit, cut_idx, part_low, lanes,
-                    TWO_CUTS=two_cuts, VALUE_LANES=value_lanes, NPM=npm, num_warps=search_warps, **search_const,
+                    TWO_CUTS=two_cuts, VALUE_LANES=value_lanes, NPM=npm, num_warps=search_warps, **search_regs,
+                    **search_const,
                     **common,
                 )
             for r in range(n_rounds):
@@ -337,7 +347,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                     k_ptr, k_s, p_ptr, p_s, k_mode, p_mode, ties_all,
                     cand, rpart_i, rpart_f, n_spans, ctr, state_i, state_f, last,
                     thr_key, thr_bits, num_ties, count, hit, cut_idx, lanes,
-                    NPM=npm, MASS_ONLY=mass_lanes, VALUE_LANES=value_lanes, num_warps=search_warps,
+                    NPM=npm, MASS_ONLY=mass_lanes, VALUE_LANES=value_lanes, num_warps=search_warps, **search_regs,
                     **search_const, **common,
                 )
             slot_args = (cand, cidx, part_i, n_spans)
