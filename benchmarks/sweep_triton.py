@@ -100,9 +100,10 @@ FOLD_CASES = [("llm", torch.float32, B, k, p, FOLD) for B in (1, 16, 64) for k, 
     ("llm", torch.float32, 16, 100, 0.9, FOLD[:2]), ("zipf", torch.float32, 1, 100, 0.9, FOLD[:2])]
 # --set occupancy: the finish takes 255 registers a thread (sm_90), one program an SM, and at B=1024 runs
 # 1024 latency-bound programs in ~8 waves; a register cap (option search_maxnreg, spills) or smaller
-# register tiles (reg_cap 2048: 128 registers, the larger slots searched from memory) allow two an SM
-OCC = [{}, dict(search_maxnreg=128), dict(search_maxnreg=168), dict(reg_cap=2048),
-       dict(reg_cap=2048, search_maxnreg=128)]
+# register tiles (reg_cap 2048: 128 registers, the larger slots searched from memory) allow two an SM.
+# fused_rounds: the small tile's search rounds in one reduction each (sm_90: 23-24 barriers a round -> 3)
+OCC = [{}, dict(fused_rounds=True), dict(search_maxnreg=128), dict(search_maxnreg=168), dict(reg_cap=2048),
+       dict(reg_cap=2048, search_maxnreg=128), dict(reg_cap=2048, fused_rounds=True)]
 OCC_CASES = [(d, torch.float32, B, k, p, OCC) for d in ("llm", "gauss", "zipf") for B in (1024, 64)
              for k, p in ((50, None), (100, 0.9), (None, 0.9))]
 SETS = {"geometry": CASES, "layout": LAYOUT_CASES, "topp": TOPP_CASES, "split": SPLIT_CASES, "batch": BATCH_CASES,

@@ -30,8 +30,12 @@ POINTER = {"float32": "*fp32", "float16": "*fp16", "bfloat16": "*bf16"}
 
 
 def _source(fn, args: dict, constexprs: dict) -> ASTSource:
-    sig = dict(args)
-    sig.update({name: "constexpr" for name in constexprs})
+    given = dict(args)
+    given.update({name: "constexpr" for name in constexprs})
+    unknown = set(given) - set(fn.arg_names)
+    assert not unknown, f"{fn.__name__} has no parameters {sorted(unknown)}"
+    # the kernel's own parameter order, whatever the order of the dicts
+    sig = {name: given[name] for name in fn.arg_names if name in given}
     names = list(sig)
     return ASTSource(fn=fn, signature=sig, constexprs={(names.index(k),): v for k, v in constexprs.items()})
 
@@ -108,13 +112,13 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
                      cut_ptr="*i64", idx_ptr="*i32", part_low_ptr="*i64", ticket_ptr="*i32", ties_all="i32",
                      truncation="i32", state_i_ptr="*i64", state_f_ptr="*fp32", **OUTPUTS, lanes_ptr="*i64")
     search_const = dict(N_SPANS_P2=n_spans_p2, SPAN_CAP=cap0, CB=min(launch.CB, cap0), REG_CAP=slots,
-                        REG_SMALL=launch.REG_SMALL, REG_MID=launch.REG_MID,
+                        REG_SMALL=launch.REG_SMALL, REG_MID=launch.REG_MID, FUSED_ROUNDS=launch.FUSED_ROUNDS,
                         NP=triton.next_power_of_2(NUM_PIVOTS + 1),
                         MAX_ROUNDS=core_search.max_rounds(kc.width, NUM_PIVOTS) + 2, DTYPE=code, W=kc.width,
                         KEY_NEG_INF=kc.key_neg_inf)
     # the finish's constants of a span pass that runs it (FOLD)
     fold_const = {name: search_const[name] for name in ("N_SPANS_P2", "CB", "REG_CAP", "REG_SMALL", "REG_MID",
-                                                         "NP", "MAX_ROUNDS")}
+                                                         "FUSED_ROUNDS", "NP", "MAX_ROUNDS")}
     cut_args = dict(row, k_mode="i32", p_mode="i32", topk_lut_ptr="*fp32", topp_lut_ptr="*fp32", cut_ptr="*i64",
                     rowcap="i32")
     cut_const = dict(DTYPE=code, W=kc.width, SAMPLE=SAMPLE_SIZE, LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE,
@@ -160,6 +164,9 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
         name = f"finish_kernel[{dtype}" + (", two_cuts" if two_cuts else "") + (", value_lanes" if value_lanes else "")
         const = dict(search_const, TWO_CUTS=two_cuts, VALUE_LANES=value_lanes, NPM=npm)
         yield name + "]", _source(kernels.finish_kernel, finish_args, const), search_warps
+    if dtype == "float32":  # the option fused_rounds (one reduction a round; the code does not depend on the dtype)
+        const = dict(search_const, TWO_CUTS=False, VALUE_LANES=False, NPM=npm, FUSED_ROUNDS=True)
+        yield f"finish_kernel[{dtype}, fused_rounds]", _source(kernels.finish_kernel, finish_args, const), search_warps
     round_args = dict(row, k_mode="i32", p_mode_arg="i32", cand_ptr="*i32", rpart_i_ptr="*i32",
                       rpart_f_ptr="*fp32", n_spans="i32", ctr_ptr="*i32", state_i_ptr="*i64", state_f_ptr="*fp32",
                       lanes_ptr="*i64", ticket_ptr="*i32", ties_all="i32", last="i32", **outputs)
@@ -172,8 +179,8 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
         round_const = dict(SPAN=span, SPAN_CAP=cap0, BLOCK=launch.ROUND_BLOCK,
                            UNROLL=launch.ROUND_UNROLL, NPM=npm, DTYPE=code, W=kc.width, KEY_NEG_INF=kc.key_neg_inf,
                            FOLD=fold, **{name: search_const[name] for name in ("N_SPANS_P2", "CB", "REG_CAP",
-                                                                                "REG_SMALL", "REG_MID", "NP",
-                                                                                "MAX_ROUNDS")},
+                                                                                "REG_SMALL", "REG_MID",
+                                                                                "FUSED_ROUNDS", "NP", "MAX_ROUNDS")},
                            MASS_ONLY=mass_only, VALUE_LANES=value_lanes)
         name = f"round_kernel[{dtype}" + (", mass_only" if mass_only else "") + (", value_lanes" if value_lanes else "")
         name += ", fold" if fold else ""
@@ -185,8 +192,8 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
                        **outputs, lanes_ptr="*i64")
     update_const = dict(search_const, NPM=npm)
     update_const = {name: update_const[name] for name in ("N_SPANS_P2", "SPAN_CAP", "CB", "REG_CAP", "REG_SMALL",
-                                                          "REG_MID", "NP", "NPM", "MAX_ROUNDS", "DTYPE", "W",
-                                                          "KEY_NEG_INF")}
+                                                          "REG_MID", "FUSED_ROUNDS", "NP", "NPM", "MAX_ROUNDS",
+                                                          "DTYPE", "W", "KEY_NEG_INF")}
     for mass_only, value_lanes in ((False, False), (True, False), (True, True)):
         const = dict(update_const, MASS_ONLY=mass_only, VALUE_LANES=value_lanes)
         name = f"update_kernel[{dtype}" + (", mass_only" if mass_only else "")

@@ -465,7 +465,7 @@ def span_kernel(
     HAS_P: tl.constexpr, PREFETCH: tl.constexpr = False, CUT_IN: tl.constexpr = False,
     NEED_MIN: tl.constexpr = True, WITH_IDX: tl.constexpr = False, STRIDED: tl.constexpr = False,
     TWO_CUTS: tl.constexpr = 0, AGG: tl.constexpr = 0, DEFER: tl.constexpr = False, ROW_Z: tl.constexpr = True,
-    NEED_NMAX: tl.constexpr = True,
+    NEED_NMAX: tl.constexpr = True, FUSED_ROUNDS: tl.constexpr = False,
 ):
     """Partials of one span of one row; candidates go to the row's slot ``cand[slot, :n_spans * SPAN_CAP]``.
 
@@ -630,7 +630,7 @@ def span_kernel(
                 ties_all, truncation, cand_ptr, part_i_ptr, part_f_ptr, n_spans, ctr_ptr, state_i_ptr, state_f_ptr,
                 thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr, part_low_ptr, lanes_ptr,
                 N_SPANS_P2, SPAN_CAP, CB, REG_CAP, REG_SMALL, REG_MID, NP, MAX_ROUNDS, DTYPE, W, KEY_NEG_INF,
-                TWO_CUTS != 0, VALUE_LANES, NPM,
+                TWO_CUTS != 0, VALUE_LANES, NPM, FUSED_ROUNDS,
             )
 
 
@@ -696,19 +696,66 @@ def pick(vec, idx, j):
 
 
 @triton.jit
+def _count_min_max(c1, z1, n1, x1, c2, z2, n2, x2):
+    """Combine of :func:`lane_stats_fused` for counts: (count, min key, its count, max key)."""
+    return c1 + c2, tl.minimum(z1, z2), tl.where(z1 == z2, n1 + n2, tl.where(z1 < z2, n1, n2)), tl.maximum(x1, x2)
+
+
+@triton.jit
+def _mass_count_min_max(q1, c1, z1, n1, x1, q2, c2, z2, n2, x2):
+    """Combine of :func:`lane_stats_fused` for masses: (fixed-point mass, count, min key, its count, max key)."""
+    c, z, n, x = _count_min_max(c1, z1, n1, x1, c2, z2, n2, x2)
+    return q1 + q2, c, z, n, x
+
+
+@triton.jit
+def lane_stats_fused(key, valid, w, taus, COUNT: tl.constexpr):
+    """:func:`lane_stats` for every lane in one reduction of a tuple (one block-wide tree, one
+    barrier pair, instead of one per statistic and lane): per lane, the mass (fixed-point, or the
+    count) and count above tau, zmn and its count, and zmx (the largest key <= tau).  Integer
+    statistics only, so the bits are those of the separate reductions."""
+    k2 = key[:, None]
+    gt = valid[:, None] & (k2 > taus[None, :])
+    c0 = gt.to(tl.int32)
+    z0 = tl.where(gt, k2, ~tl.zeros_like(k2))
+    x0 = tl.where(valid[:, None] & (gt == 0), k2, tl.zeros_like(k2))
+    if COUNT:
+        cnt, zmn, n, zmx = tl.reduce((c0, z0, c0, x0), 0, _count_min_max)
+        qmass = cnt.to(tl.int64)
+    else:
+        q0 = tl.where(gt, w[:, None], tl.zeros_like(w)[:, None])
+        qmass, cnt, zmn, n, zmx = tl.reduce((q0, c0, z0, c0, x0), 0, _mass_count_min_max)
+    return qmass, cnt, zmn, n, zmx
+
+
+@triton.jit
 def search_round(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row, cnt_ptr, n_chunks,
                  lo, taus, target, m, inf_mode, COUNT: tl.constexpr, NP: tl.constexpr, SPAN_CAP: tl.constexpr,
-                 CB: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr):
+                 CB: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr, FUSED: tl.constexpr = False):
     """One round: the largest lane ``a`` with C(tau_a) >= target and its stats.
 
     Returns (a, C(tau_a), count above tau_a, zmn(tau_a), n(zmn), zmx(tau_{a+1})).
-    In registers only the lane masses are a 2-D reduction; zmn/n/zmx are then
-    taken for the two lanes that matter.  From memory all lanes are gathered in
-    one pass (chunks merged in chunk order: deterministic sums).
+    In registers the lane masses are one 1-D reduction a lane; zmn/n/zmx are then
+    taken for the two lanes that matter (``FUSED``: every statistic of every lane
+    in one reduction, :func:`lane_stats_fused`, for small tiles).  From memory all
+    lanes are gathered in one pass (chunks merged in chunk order: deterministic sums).
     """
     idx = tl.arange(0, NP)
     lo32 = lo.to(tl.uint32)
-    if src == 0:
+    if FUSED:
+        qm, cnt_f, zmn_f, nmn_f, zmx_f = lane_stats_fused(keys_reg, valid_reg & (keys_reg > lo32), w_reg, taus,
+                                                          COUNT)
+        if COUNT:
+            mass = cnt_f.to(tl.float32)
+        else:
+            mass = unfix_mass(qm)
+        a = tl.max(tl.where(mass >= target, idx, 0), axis=0)
+        mass_a = pick(mass, idx, a)
+        cnt_a = pick(cnt_f, idx, a)
+        zmn_a = pick(zmn_f, idx, a)
+        n_a = pick(nmn_f, idx, a)
+        zmx_n = pick(zmx_f, idx, a + 1)
+    elif src == 0:
         valid = valid_reg & (keys_reg > lo32)
         mass = tl.zeros((NP,), tl.float32)
         for j in tl.static_range(NP):  # one lane at a time: a 1-D reduction, few registers
@@ -762,7 +809,8 @@ def search_round(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row, 
 @triton.jit
 def search(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row, cnt_ptr, n_chunks, lo, hi,
            target, m, inf_mode, COUNT: tl.constexpr, NP: tl.constexpr, MAX_ROUNDS: tl.constexpr,
-           SPAN_CAP: tl.constexpr, CB: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr):
+           SPAN_CAP: tl.constexpr, CB: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr,
+           FUSED: tl.constexpr = False):
     """The pivot search of qrita.core.search: returns (z_star, mass above, count above, n_eq).
 
     NP lanes evaluate pivots lo + (hi - lo) * j // NP, j = 0..NP-1 (lane 0 is
@@ -784,7 +832,7 @@ def search(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row, cnt_pt
         taus64 = tl.where(forced, hi - 1, pivot(lo, hi, idx.to(tl.int64), NP - 1))
         a, mass_a, cnt_a, zmn_a, n_a, zmx_n = search_round(
             src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row, cnt_ptr, n_chunks, lo,
-            taus64.to(tl.uint32), target, m, inf_mode, COUNT, NP, SPAN_CAP, CB, DTYPE, W)
+            taus64.to(tl.uint32), target, m, inf_mode, COUNT, NP, SPAN_CAP, CB, DTYPE, W, FUSED)
         if COUNT:
             w_a = n_a.to(tl.float32)
         else:
@@ -843,7 +891,7 @@ def solve(src, keys_reg, valid_reg, x_row, stride_xv, V, buf_row, cnt_ptr, n_chu
           stage, lo, hi, base_cnt, base_mass, K, p_mode, p, target_p, z_k, nties_k, above_k, n_k,
           kmax, nmax, ties_all, m, inf_mode,
           NP: tl.constexpr, MAX_ROUNDS: tl.constexpr, SPAN_CAP: tl.constexpr, CB: tl.constexpr,
-          DTYPE: tl.constexpr, W: tl.constexpr):
+          DTYPE: tl.constexpr, W: tl.constexpr, FUSED: tl.constexpr = False):
     """The rest of a row's request over a source holding its keys in (lo, hi].
 
     Entries above ``hi`` are outside the source: ``base_cnt``/``base_mass``
@@ -865,7 +913,7 @@ def solve(src, keys_reg, valid_reg, x_row, stride_xv, V, buf_row, cnt_ptr, n_chu
     if stage == 1:
         zk, _mass, above_n, nk = search(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row, cnt_ptr,
                                         n_chunks, lo, hi, (K - base_cnt).to(tl.float32), m, inf_mode,
-                                        True, NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W)
+                                        True, NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W, FUSED)
         z_k = zk
         above_k = base_cnt + above_n
         n_k = nk
@@ -901,7 +949,7 @@ def solve(src, keys_reg, valid_reg, x_row, stride_xv, V, buf_row, cnt_ptr, n_chu
     if stage == 2:
         zp, mass_above, cnt_above, n_p = search(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row,
                                                 cnt_ptr, n_chunks, lo_p, hi, target - base_mass, m,
-                                                inf_mode, False, NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W)
+                                                inf_mode, False, NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W, FUSED)
         w_z = weight_of(value_of_key(zp, DTYPE, W), m, inf_mode)
         nties = topp_ties(target, base_mass + mass_above, w_z, n_p, ties_all)
         z = zp
@@ -916,15 +964,17 @@ def solve_slot(n, slot_row, cnt_ptr, n_chunks, x_row, stride_xv, V,
                kmax, nmax, ties_all, m, inf_mode,
                NP: tl.constexpr, MAX_ROUNDS: tl.constexpr, SPAN_CAP: tl.constexpr, CB: tl.constexpr,
                DTYPE: tl.constexpr, W: tl.constexpr, REG_SMALL: tl.constexpr, REG_MID: tl.constexpr,
-               REG_CAP: tl.constexpr):
+               REG_CAP: tl.constexpr, FUSED_ROUNDS: tl.constexpr = False):
     """:func:`solve` over a row's compact slot of ``n`` keys, in the smallest register tile
-    that holds them (REG_SMALL, REG_MID, REG_CAP), else from the slot in memory."""
+    that holds them (REG_SMALL, REG_MID, REG_CAP), else from the slot in memory.
+    ``FUSED_ROUNDS``: the REG_SMALL tile's rounds take each lane's statistics in one
+    reduction (:func:`lane_stats_fused`; the same bits)."""
     if n <= REG_SMALL:
         keys, valid = load_keys(slot_row, n, REG_SMALL, W)
         z, nties, count, n_total, nxt = solve(
             0, keys, valid, x_row, stride_xv, V, slot_row, cnt_ptr, n_chunks, stage, lo, hi, base_cnt, base_mass,
             K, p_mode, p, target_p, z_k, nties_k, above_k, n_k, kmax, nmax, ties_all, m, inf_mode,
-            NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W)
+            NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W, FUSED_ROUNDS)
     elif n <= REG_MID:
         keys_m, valid_m = load_keys(slot_row, n, REG_MID, W)
         z, nties, count, n_total, nxt = solve(
@@ -1066,6 +1116,7 @@ def finish_kernel(
     REG_CAP: tl.constexpr, REG_SMALL: tl.constexpr, REG_MID: tl.constexpr, NP: tl.constexpr,
     MAX_ROUNDS: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr,
     TWO_CUTS: tl.constexpr = False, VALUE_LANES: tl.constexpr = False, NPM: tl.constexpr = 16,
+    FUSED_ROUNDS: tl.constexpr = False,
 ):
     """One row after the span pass: combine partials, and on a hit search the candidates.
 
@@ -1134,7 +1185,8 @@ def finish_kernel(
         z, nties, count, n_total, next_stage = solve_slot(
             n_cand, cand_row, ctr_ptr + slot, rowcap // CB, x_row, stride_xv, V,
             stage, cut, kmax, 0, 0.0, K, p_mode, p, target_p, z, nties, count - nties, n_total,
-            kmax, nmax, ties_all, m, inf_mode, NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W, REG_SMALL, REG_MID, REG_CAP)
+            kmax, nmax, ties_all, m, inf_mode, NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W, REG_SMALL, REG_MID, REG_CAP,
+            FUSED_ROUNDS)
     si = state_i_ptr + row * ST_I
     sf = state_f_ptr + row * ST_F
     if needs_search & (hit == 0):
@@ -1281,7 +1333,7 @@ def round_kernel(
     DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr,
     FOLD: tl.constexpr, N_SPANS_P2: tl.constexpr, CB: tl.constexpr, REG_CAP: tl.constexpr, REG_SMALL: tl.constexpr,
     REG_MID: tl.constexpr, NP: tl.constexpr, MAX_ROUNDS: tl.constexpr,
-    MASS_ONLY: tl.constexpr = False, VALUE_LANES: tl.constexpr = False,
+    MASS_ONLY: tl.constexpr = False, VALUE_LANES: tl.constexpr = False, FUSED_ROUNDS: tl.constexpr = False,
 ):
     """One miss round over one span of an unresolved row.
 
@@ -1397,7 +1449,7 @@ def round_kernel(
                     p_mode_arg, ties_all, cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr, state_i_ptr,
                     state_f_ptr, last, thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr,
                     lanes_ptr, N_SPANS_P2, SPAN_CAP, CB, REG_CAP, REG_SMALL, REG_MID, NP, NPM, MAX_ROUNDS, DTYPE,
-                    W, KEY_NEG_INF, MASS_ONLY, VALUE_LANES,
+                    W, KEY_NEG_INF, MASS_ONLY, VALUE_LANES, FUSED_ROUNDS,
                 )
 
 
@@ -1412,6 +1464,7 @@ def update_kernel(
     REG_SMALL: tl.constexpr, REG_MID: tl.constexpr,
     NP: tl.constexpr, NPM: tl.constexpr, MAX_ROUNDS: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr,
     KEY_NEG_INF: tl.constexpr, MASS_ONLY: tl.constexpr = False, VALUE_LANES: tl.constexpr = False,
+    FUSED_ROUNDS: tl.constexpr = False,
 ):
     """After a miss round.  A gathering round: finish the row over the gathered keys
     (they fit), or fall back to evaluating.  An evaluating round: combine the span
@@ -1493,7 +1546,7 @@ def update_kernel(
                     n_g, cand_row, ctr_ptr + slot, rowcap // CB, x_row, stride_xv, V,
                     stage, lo, hi_s, base_cnt_s, base_mass_s, K, p_mode, p, target_p, z_k, nties_k, above_k, n_k,
                     kmax, nmax, ties_all, m, inf_mode, NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W, REG_SMALL, REG_MID,
-                    REG_CAP)
+                    REG_CAP, FUSED_ROUNDS)
                 if nxt == 3:
                     stage = stage * 0 + 3
                     z_k = z

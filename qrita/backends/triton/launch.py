@@ -37,6 +37,10 @@ SPAN_CAP = 1024  # candidate slot per span of the row (6.25%); a row holds n_spa
 CUT_PASS_MIN_ROWS = 64
 STRIDED_MIN_ROWS = 16  # more rows than this: the span pass loads in the strided layout (option span_layout)
 REG_SMALL = 512  # candidates searched in a small register tile (the common top-k case)
+# the register search of the smallest tile (REG_SMALL) takes each round's lane statistics in one reduction of a
+# tuple (kernels.lane_stats_fused: one barrier pair a round instead of about eight); option fused_rounds.  Same
+# bits; not measured yet, so off (docs/triton.md)
+FUSED_ROUNDS = False
 REG_MID = 4096  # a mid-size tile (heavy-tailed rows: e.g. ~2800 candidates for top-k 50 of Zipf logits)
 CB = 1024  # keys per chunk of a search over memory (== SPAN_CAP: one chunk per span)
 SCRATCH_BYTES = 12 << 20  # scratch budget per wave (candidates and partials)
@@ -293,6 +297,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         common = dict(DTYPE=DTYPE_CODE[req.dtype], W=kc.width)
         search_const = dict(N_SPANS_P2=n_spans_p2, SPAN_CAP=span_cap, CB=cb,
                             REG_CAP=reg_cap, REG_SMALL=reg_small, REG_MID=reg_mid, NP=np_lanes,
+                            FUSED_ROUNDS=bool(opts.get("fused_rounds", FUSED_ROUNDS)),
                             MAX_ROUNDS=core_search.max_rounds(kc.width, num_pivots) + 2, KEY_NEG_INF=kc.key_neg_inf)
         ties_all = 1 if req.ties == TIES_ALL else 0
         for row0 in range(0, B, wave):

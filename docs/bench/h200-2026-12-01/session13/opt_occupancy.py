@@ -1,6 +1,6 @@
-"""The finish's occupancy options on the sampler (written in session 13 for the next session's first
-call; NOT run yet): ``search_maxnreg`` and ``reg_cap`` (``sweep_triton.py --set occupancy`` has the
-same sets for ``select``).
+"""The finish's latency and occupancy options on the sampler (written in session 13 for the next
+session's first call; NOT run yet): ``fused_rounds``, ``search_maxnreg`` and ``reg_cap``
+(``sweep_triton.py --set occupancy`` has the same sets for ``select``).
 
     python3 opt_occupancy.py OUT.json [budget_s]
 
@@ -16,8 +16,8 @@ import torch  # noqa: E402
 from opt12 import run_groups  # noqa: E402
 
 F32 = torch.float32
-SETS = [{}, dict(search_maxnreg=128), dict(search_maxnreg=168), dict(reg_cap=2048),
-        dict(reg_cap=2048, search_maxnreg=128)]
+SETS = [{}, dict(fused_rounds=True), dict(search_maxnreg=128), dict(search_maxnreg=168), dict(reg_cap=2048),
+        dict(reg_cap=2048, search_maxnreg=128), dict(reg_cap=2048, fused_rounds=True)]
 GROUPS = [([("llm", F32, B, V, k, p, "sample") for B in (1024, 64) for V in (128256, 151936)
             for k, p in ((100, 0.9), (50, None))], SETS)]
 
