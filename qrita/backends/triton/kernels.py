@@ -729,6 +729,19 @@ def lane_stats_fused(key, valid, w, taus, COUNT: tl.constexpr):
 
 
 @triton.jit
+def pick_lane(qmass, cnt, zmn, nmn, zmx, target, idx, COUNT: tl.constexpr):
+    """From every lane's statistics: the largest lane ``a`` whose C reaches ``target``, its C,
+    count, zmn and n(zmn), and zmx of lane a + 1 (0 past the last lane)."""
+    if COUNT:
+        mass = qmass.to(tl.float32)
+    else:
+        mass = unfix_mass(qmass)
+    a = tl.max(tl.where(mass >= target, idx, 0), axis=0)
+    return (a, pick(mass, idx, a), pick(cnt, idx, a), pick(zmn, idx, a), pick(nmn, idx, a),
+            pick(zmx, idx, a + 1))
+
+
+@triton.jit
 def search_round(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row, cnt_ptr, n_chunks,
                  lo, taus, target, m, inf_mode, COUNT: tl.constexpr, NP: tl.constexpr, SPAN_CAP: tl.constexpr,
                  CB: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr, FUSED: tl.constexpr = False):
@@ -745,16 +758,7 @@ def search_round(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row, 
     if FUSED:
         qm, cnt_f, zmn_f, nmn_f, zmx_f = lane_stats_fused(keys_reg, valid_reg & (keys_reg > lo32), w_reg, taus,
                                                           COUNT)
-        if COUNT:
-            mass = cnt_f.to(tl.float32)
-        else:
-            mass = unfix_mass(qm)
-        a = tl.max(tl.where(mass >= target, idx, 0), axis=0)
-        mass_a = pick(mass, idx, a)
-        cnt_a = pick(cnt_f, idx, a)
-        zmn_a = pick(zmn_f, idx, a)
-        n_a = pick(nmn_f, idx, a)
-        zmx_n = pick(zmx_f, idx, a + 1)
+        a, mass_a, cnt_a, zmn_a, n_a, zmx_n = pick_lane(qm, cnt_f, zmn_f, nmn_f, zmx_f, target, idx, COUNT)
     elif src == 0:
         valid = valid_reg & (keys_reg > lo32)
         mass = tl.zeros((NP,), tl.float32)
@@ -793,16 +797,7 @@ def search_round(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row, 
             nmn = tl.where(b_zmn < zmn, b_n, tl.where(b_zmn == zmn, nmn + b_n, nmn))
             zmn = tl.minimum(zmn, b_zmn)
             zmx = tl.maximum(zmx, b_zmx)
-        if COUNT:
-            mass = qmass.to(tl.float32)
-        else:
-            mass = unfix_mass(qmass)
-        a = tl.max(tl.where(mass >= target, idx, 0), axis=0)
-        mass_a = pick(mass, idx, a)
-        cnt_a = pick(cnt, idx, a)
-        zmn_a = pick(zmn, idx, a)
-        n_a = pick(nmn, idx, a)
-        zmx_n = pick(zmx, idx, a + 1)
+        a, mass_a, cnt_a, zmn_a, n_a, zmx_n = pick_lane(qmass, cnt, zmn, nmn, zmx, target, idx, COUNT)
     return a, mass_a, cnt_a.to(tl.int64), zmn_a.to(tl.int64), n_a.to(tl.int64), zmx_n.to(tl.int64)
 
 
