@@ -710,10 +710,10 @@ def _mass_count_min_max(q1, c1, z1, n1, x1, q2, c2, z2, n2, x2):
 
 @triton.jit
 def lane_stats_fused(key, valid, w, taus, COUNT: tl.constexpr):
-    """:func:`lane_stats` for every lane in one reduction of a tuple (one block-wide tree, one
-    barrier pair, instead of one per statistic and lane): per lane, the mass (fixed-point, or the
-    count) and count above tau, zmn and its count, and zmx (the largest key <= tau).  Integer
-    statistics only, so the bits are those of the separate reductions."""
+    """:func:`lane_stats` for every lane in one reduction of a tuple (one block-wide tree instead of
+    one per statistic and lane: 3 barriers a search round in the sm_90 SASS, against 23-24): per
+    lane, the mass (fixed-point, or the count) and count above tau, zmn and its count, and zmx (the
+    largest key <= tau).  Integer statistics only, so the bits are those of the separate reductions."""
     k2 = key[:, None]
     gt = valid[:, None] & (k2 > taus[None, :])
     c0 = gt.to(tl.int32)
