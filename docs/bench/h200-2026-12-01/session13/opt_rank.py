@@ -1,5 +1,6 @@
 """Ranked compact slots (option ``rank_tile``, session 13): ``session11/opt.py``'s timing and bit
-checks over the finish's tiers, for the sampler and ``select``.
+checks over the finish's tiers, for the sampler and ``select``.  The option exists only with
+``callB-rank_tile.diff`` applied to 2798b13 (it was measured and not landed).
 
     python3 opt_rank.py OUT.json [budget_s]
 
