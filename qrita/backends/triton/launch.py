@@ -38,8 +38,8 @@ CUT_PASS_MIN_ROWS = 64
 STRIDED_MIN_ROWS = 16  # more rows than this: the span pass loads in the strided layout (option span_layout)
 REG_SMALL = 512  # candidates searched in a small register tile (the common top-k case)
 # the register search of the smallest tile (REG_SMALL) takes each round's lane statistics in one reduction of a
-# tuple (kernels.lane_stats_fused: one barrier pair a round instead of about eight); option fused_rounds.  Same
-# bits; not measured yet, so off (docs/triton.md)
+# tuple (kernels.lane_stats_fused: 3 barriers a round in the sm_90 SASS instead of 23-24); option fused_rounds.
+# Same bits; not measured yet, so off (docs/triton.md)
 FUSED_ROUNDS = False
 REG_MID = 4096  # a mid-size tile (heavy-tailed rows: e.g. ~2800 candidates for top-k 50 of Zipf logits)
 CB = 1024  # keys per chunk of a search over memory (== SPAN_CAP: one chunk per span)
@@ -256,14 +256,13 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         slots = n_spans_p2 * span_cap  # the register search loads every slot of a row
         reg_cap = int_option(opts, "reg_cap", slots, pow2=True)
         search_warps = int_option(opts, "search_warps", 8, choices=WARPS)
-        # a register cap for the one-program-a-row searches (finish, updates): the finish takes 255
-        # registers a thread (sm_90, Triton 3.6: its largest register tile), one program an SM;
-        # 128 allows two (ptxas spills the rest).  Not measured yet, so off by default (docs/triton.md)
-        search_regs = {}
-        if opts.get("search_maxnreg") is not None:
-            maxnreg = int_option(opts, "search_maxnreg", 0, choices=MAXNREG)
-            if torch.version.hip is None:  # Triton's AMD backend has no such option (it raises)
-                search_regs = dict(maxnreg=maxnreg)
+        # a register cap for the one-program-a-row searches in launches of their own (finish, updates;
+        # not when folded into the span pass or a round): the finish takes 255 registers a thread (sm_90,
+        # Triton 3.6: its largest register tile), one program an SM; 128 allows two (ptxas spills the
+        # rest).  Not measured yet, so off by default (docs/triton.md)
+        maxnreg = int_option(opts, "search_maxnreg", 0, choices=MAXNREG)
+        # (Triton's AMD backend has no such option: it raises)
+        search_regs = dict(maxnreg=maxnreg) if maxnreg and torch.version.hip is None else {}
         reg_small = min(REG_SMALL, reg_cap)
         reg_mid = min(REG_MID, reg_cap)
         # masking and sampling keep each candidate's token index beside its key
