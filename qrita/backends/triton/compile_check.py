@@ -164,9 +164,10 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
         name = f"finish_kernel[{dtype}" + (", two_cuts" if two_cuts else "") + (", value_lanes" if value_lanes else "")
         const = dict(search_const, TWO_CUTS=two_cuts, VALUE_LANES=value_lanes, NPM=npm)
         yield name + "]", _source(kernels.finish_kernel, finish_args, const), search_warps
-    if dtype == "float32":  # the option fused_rounds (one reduction a round; the code does not depend on the dtype)
-        const = dict(search_const, TWO_CUTS=False, VALUE_LANES=False, NPM=npm, FUSED_ROUNDS=True)
-        yield f"finish_kernel[{dtype}, fused_rounds]", _source(kernels.finish_kernel, finish_args, const), search_warps
+    if dtype == "float32":  # fused_rounds=False (a block reduction a statistic; the code does not depend on the dtype)
+        const = dict(search_const, TWO_CUTS=False, VALUE_LANES=False, NPM=npm, FUSED_ROUNDS=False)
+        name = f"finish_kernel[{dtype}, unfused_rounds]"
+        yield name, _source(kernels.finish_kernel, finish_args, const), search_warps
     round_args = dict(row, k_mode="i32", p_mode_arg="i32", cand_ptr="*i32", rpart_i_ptr="*i32",
                       rpart_f_ptr="*fp32", n_spans="i32", ctr_ptr="*i32", state_i_ptr="*i64", state_f_ptr="*fp32",
                       lanes_ptr="*i64", ticket_ptr="*i32", ties_all="i32", last="i32", **outputs)

@@ -39,8 +39,10 @@ STRIDED_MIN_ROWS = 16  # more rows than this: the span pass loads in the strided
 REG_SMALL = 512  # candidates searched in a small register tile (the common top-k case)
 # the register search of the smallest tile (REG_SMALL) takes each round's lane statistics in one reduction of a
 # tuple (kernels.lane_stats_fused: 3 barriers a round in the sm_90 SASS instead of 23-24); option fused_rounds.
-# Same bits; not measured yet, so off (docs/triton.md)
-FUSED_ROUNDS = False
+# Same bits.  H200 (d2d06b4, docs/bench/h200-2026-12-01/session14/ call A, fp32, V=131072): select LLM-like top-k 50
+# B=1024 294.7 -> 276.1 us, k100+p0.9 376.6 -> 338.3, B=64 62.4 -> 58.1; Gaussian k100+p0.9 B=1024 380.2 -> 342.7;
+# sampler (V=128256) top-k 50 B=64 62.5 -> 58.5 us; Zipf and top-p alone within 1%
+FUSED_ROUNDS = True
 REG_MID = 4096  # a mid-size tile (heavy-tailed rows: e.g. ~2800 candidates for top-k 50 of Zipf logits)
 CB = 1024  # keys per chunk of a search over memory (== SPAN_CAP: one chunk per span)
 SCRATCH_BYTES = 12 << 20  # scratch budget per wave (candidates and partials)
@@ -89,6 +91,14 @@ def miss_rounds(width: int) -> int:
 
 WARPS = (1, 2, 4, 8, 16, 32)
 MAXNREG = (64, 80, 96, 128, 168, 200, 255)  # option search_maxnreg (NVIDIA; other targets ignore it)
+# default of search_maxnreg for the top-k geometry (a top-k alone, or a scalar one with a top-p) over more than
+# SEARCH_MAXNREG_MIN_ROWS rows: the finish's 1024 programs then run two an SM instead of one (ptxas spills 672
+# bytes a thread).  H200 (d2d06b4, session14/ call A, select, B=1024, fp32, V=131072): top-k 50 LLM-like / Gaussian
+# / Zipf 294.7 / 287.3 / 724.3 -> 267.4 / 261.8 / 692.3 us, k100+p0.9 376.6 / 380.2 / 1063.0 -> 324.6 / 328.4 /
+# 1005.0; within 1% at B=64; a top-p alone keeps no cap (Gaussian top-p 0.9 B=1024 2685 -> 2775 us: the updates
+# spill)
+SEARCH_MAXNREG = 128
+SEARCH_MAXNREG_MIN_ROWS = 64
 
 
 def int_option(options: dict, name: str, default: int, *, pow2: bool = False, choices=None) -> int:
@@ -259,8 +269,9 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         # a register cap for the one-program-a-row searches in launches of their own (finish, updates;
         # not when folded into the span pass or a round): the finish takes 255 registers a thread (sm_90,
         # Triton 3.6: its largest register tile), one program an SM; 128 allows two (ptxas spills the
-        # rest).  Not measured yet, so off by default (docs/triton.md)
-        maxnreg = int_option(opts, "search_maxnreg", 0, choices=MAXNREG)
+        # rest).  On by default for the top-k geometry above SEARCH_MAXNREG_MIN_ROWS rows
+        capped = topk_geometry and B > SEARCH_MAXNREG_MIN_ROWS
+        maxnreg = int_option(opts, "search_maxnreg", SEARCH_MAXNREG if capped else 0, choices=MAXNREG)
         # (Triton's AMD backend has no such option: it raises)
         search_regs = dict(maxnreg=maxnreg) if maxnreg and torch.version.hip is None else {}
         reg_small = min(REG_SMALL, reg_cap)
