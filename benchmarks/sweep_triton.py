@@ -107,10 +107,12 @@ OCC = [{}, dict(fused_rounds=True), dict(search_maxnreg=128), dict(search_maxnre
 OCC_CASES = [(d, torch.float32, B, k, p, OCC) for d in ("llm", "gauss", "zipf") for B in (1024, 64)
              for k, p in ((50, None), (100, 0.9), (None, 0.9))]
 # --set defaults: the fourteenth session's defaults (fused_rounds; search_maxnreg=128 for the top-k geometry above
-# 64 rows) against the finish without the register cap and against the thirteenth session's defaults
+# 64 rows) against the finish without the register cap and against the thirteenth session's defaults; and for a
+# top-k (rows that hit), the cost of three of the four no-op miss rounds (miss_rounds=1)
 OLD_SEARCH = dict(fused_rounds=False, search_maxnreg=255)  # 255: no cap (the finish takes 255 registers)
-DEF_CASES = [(d, torch.float32, B, k, p, [{}, dict(search_maxnreg=255), OLD_SEARCH] if B > 64 and k else
-              [{}, OLD_SEARCH]) for d in ("llm", "gauss", "zipf") for B in (1024, 64)
+DEF_CASES = [(d, torch.float32, B, k, p, [{}, dict(search_maxnreg=255), OLD_SEARCH, dict(miss_rounds=1)] if B > 64
+              and k else [{}, OLD_SEARCH] + [dict(miss_rounds=1)] * bool(k))
+             for d in ("llm", "gauss", "zipf") for B in (1024, 64)
              for k, p in ((50, None), (100, 0.9), (None, 0.9))] + [
     ("llm", torch.bfloat16, 1024, k, p, [{}, dict(search_maxnreg=255), OLD_SEARCH]) for k, p in ((50, None), (100, 0.9))
 ] + [("llm", torch.float32, B, k, p, [{}, OLD_SEARCH]) for B in (1, 16)
