@@ -117,10 +117,14 @@ DEF_CASES = [(d, torch.float32, B, k, p, [{}, dict(search_maxnreg=255), OLD_SEAR
     ("llm", torch.bfloat16, 1024, k, p, [{}, dict(search_maxnreg=255), OLD_SEARCH]) for k, p in ((50, None), (100, 0.9))
 ] + [("llm", torch.float32, B, k, p, [{}, OLD_SEARCH]) for B in (1, 16)
      for k, p in ((50, None), (100, 0.9), (None, 0.9))]
+# --set rows: miss rounds run one program a row over its spans, then its update (row_rounds, the default of the
+# top-k geometry above 16 rows), against one program a span and an update launch
+ROW_CASES = [(d, torch.float32, B, k, p, [{}, dict(row_rounds=False)]) for d in ("llm", "zipf", "gauss")
+             for B in (1024, 64) for k, p in ((50, None), (100, 0.9))]
 SETS = {"geometry": CASES, "layout": LAYOUT_CASES, "topp": TOPP_CASES, "split": SPLIT_CASES, "batch": BATCH_CASES,
         "agg": AGG_CASES, "share": SHARE_CASES, "defer": DEFER_CASES, "kp": KP_CASES,
         "share_hi": SHARE_HI_CASES, "fold": FOLD_CASES, "occupancy": OCC_CASES,
-        "defaults": DEF_CASES}
+        "defaults": DEF_CASES, "rows": ROW_CASES}
 
 
 def main() -> None:

@@ -207,6 +207,24 @@ def test_fused_rounds_give_the_unfused_bits(dtype, k, p, ties, miss):
     _check(x, k, p, ties, sel)
 
 
+@pytest.mark.parametrize(("dtype", "k", "p", "ties", "mode"), [
+    (torch.float32, 25, None, "lowest_index", "rounds"), (torch.float32, 20, 0.6, "all", "rounds"),
+    (torch.bfloat16, 25, None, "all", "tiny-slots"), (torch.float32, None, 0.5, "lowest_index", "rounds"),
+    (torch.float32, 25, None, "lowest_index", "row-fallback")])
+def test_row_rounds_give_the_span_rounds_bits(dtype, k, p, ties, mode):
+    """Miss rounds run one program a row over the row's spans, then its update (option row_rounds,
+    the default of a top-k above 16 rows), give the bits of one program a span and a separate
+    update: forced misses (evaluating and gathering rounds, slots too small, the row fallback),
+    adversarial rows and bf16 duplicates, top-k, k+p and top-p, both tie rules."""
+    x = torch.cat([_adversarial_rows(dtype), _logits(11, 2, 600, dtype, ties=True)])
+    base = MISS_OPTIONS[mode]
+    ref = qrita.select(x, k, p, backend="triton", ties=ties, options=dict(base, row_rounds=False))
+    sel = qrita.select(x, k, p, backend="triton", ties=ties, options=dict(base, row_rounds=True))
+    for a, b in ((ref.threshold, sel.threshold), (ref.num_ties, sel.num_ties), (ref.count, sel.count)):
+        assert torch.equal(a.cpu(), b.cpu())
+    _check(x, k, p, ties, sel)
+
+
 def _mass_concentrated(seed: int, B: int, V: int):
     """A N(0, 2^2) floor with 8 strong logits per row at +10..+20: the Gaussian top-p cut lands in
     the floor, where a third of the row lies above it."""

@@ -1317,20 +1317,16 @@ def gather_now(stage, p_mode, n_in, base_cnt, n_spans, SPAN_CAP: tl.constexpr):
     return (n_in >= 0) & (n_gb <= n_spans * SPAN_CAP)
 
 
-@triton.jit(do_not_specialize=["V", "row0", "k_scalar", "p_scalar", "k_mode", "p_mode_arg", "n_spans", "ties_all",
-                               "last"])
-def round_kernel(
-    x_ptr, stride_xb, stride_xv, V, row0,
+@triton.jit
+def round_span(
+    slot, span, stage, x_ptr, stride_xb, stride_xv, V, row0,
     k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode_arg,
     cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr, state_i_ptr, state_f_ptr, lanes_ptr,
-    ticket_ptr, ties_all, last, thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr,
     SPAN: tl.constexpr, SPAN_CAP: tl.constexpr, BLOCK: tl.constexpr, UNROLL: tl.constexpr, NPM: tl.constexpr,
-    DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr,
-    FOLD: tl.constexpr, N_SPANS_P2: tl.constexpr, CB: tl.constexpr, REG_CAP: tl.constexpr, REG_SMALL: tl.constexpr,
-    REG_MID: tl.constexpr, NP: tl.constexpr, MAX_ROUNDS: tl.constexpr,
-    MASS_ONLY: tl.constexpr = False, VALUE_LANES: tl.constexpr = False, FUSED_ROUNDS: tl.constexpr = False,
+    DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr, MASS_ONLY: tl.constexpr,
+    VALUE_LANES: tl.constexpr,
 ):
-    """One miss round over one span of an unresolved row.
+    """One miss round over span ``span`` of the open row in slot ``slot`` (``stage != 0``).
 
     A round either *evaluates* NPM lanes over (lo, hi] (lane j is
     tau_j = lo + (hi - lo) * j // NPM, lane 0 is lo): the count and mass of the
@@ -1346,106 +1342,149 @@ def round_kernel(
     only, plus two counts, keys above hi and keys in (lo, hi]; the update then
     knows the count above the *current* hi exactly and bounds the count of the
     next range by its mass.  Gathering rounds count the keys above hi too.
+    """
+    row = (row0 + slot).to(tl.int64)
+    si = state_i_ptr + row * ST_I
+    sf = state_f_ptr + row * ST_F
+    _k_active, _k, p_mode, _p = row_params(row, k_ptr, k_scalar, p_ptr, p_scalar, V, k_mode, p_mode_arg)
+    lo = tl.load(si + 1)
+    hi = tl.load(si + 2)
+    base_cnt = tl.load(si + 3)
+    n_in = tl.load(si + 12)
+    n_est = tl.where(n_in >= 0, n_in, tl.load(si + 13))
+    inf_mode = tl.load(si + 10) != 0
+    m = tl.load(sf + 2)
+    x_row = x_ptr + row * stride_xb
+    base = (slot.to(tl.int64) * n_spans + span)
+    start = tl.cast(span, tl.int64) * SPAN
+    c_hi_v = tl.zeros((BLOCK,), tl.int32)  # keys above hi (MASS_ONLY)
+    # lo >= KEY_NEG_INF (the finish starts from kmin - 1, lanes only narrow), so every key
+    # above a lane is keepable and float compares decide it (above_value: x >= c is
+    # key(x) > tau; NaN, -inf and entries past the row fail them all)
+    KEY_POS_INF: tl.constexpr = KEY_NEG_INF ^ ((1 << W) - 1)  # the key of +inf
+    c_lo = above_value(lo, DTYPE, W, KEY_NEG_INF, KEY_POS_INF)
+    c_hi = above_value(hi, DTYPE, W, KEY_NEG_INF, KEY_POS_INF)
+    if gather_now(stage, p_mode, n_est, base_cnt, n_spans, SPAN_CAP):
+        c_gb = above_value(gather_bound(stage, hi, p_mode), DTYPE, W, KEY_NEG_INF, KEY_POS_INF)
+        rowcap = n_spans * SPAN_CAP
+        cand_base = cand_ptr + slot.to(tl.int64) * rowcap
+        for i in range(0, SPAN, BLOCK * UNROLL):
+            for u in tl.static_range(UNROLL):
+                raw, xf = block_values(x_row, stride_xv, V, start + i + u * BLOCK, BLOCK, DTYPE)
+                g = (xf >= c_lo) & ~(xf >= c_gb)  # lo < key <= gather bound (NaN c_gb: no bound)
+                append_keys(cand_base, ctr_ptr + slot, slot_value(raw, DTYPE), g, rowcap, False)
+                if MASS_ONLY:
+                    c_hi_v += (xf >= c_hi).to(tl.int32)
+        if MASS_ONLY:
+            tl.store(rpart_i_ptr + base * NPM, tl.sum(c_hi_v, axis=0))
+    elif MASS_ONLY & (stage == 2):
+        lanes = tl.arange(0, NPM)
+        c_tau = above_value(round_lanes(lanes_ptr, row, lo, hi, NPM, VALUE_LANES), DTYPE, W, KEY_NEG_INF,
+                            KEY_POS_INF)[:, None]
+        mass2 = tl.zeros((NPM, BLOCK), tl.float32)
+        c_in_v = tl.zeros((BLOCK,), tl.int32)
+        for i in range(0, SPAN, BLOCK * UNROLL):
+            for u in tl.static_range(UNROLL):
+                xf = block_values(x_row, stride_xv, V, start + i + u * BLOCK, BLOCK, DTYPE)[1]
+                above = xf >= c_hi  # key above hi (NaN c_hi: hi is the key of +inf)
+                c_hi_v += above.to(tl.int32)
+                xin = tl.where(above, float("-inf"), xf)
+                inl = xin >= c_lo  # lo < key <= hi
+                c_in_v += inl.to(tl.int32)
+                w = tl.where(inl, weight_of(xin, m, inf_mode), 0.0)
+                # a lane adds w times 1.0 or 0.0: one compare to a float and one FMA, whose
+                # sum is the plain sum's bits (w * 1.0 + s rounds once, as w + s; w * 0.0 is +0.0)
+                mass2 += w[None, :] * (xin[None, :] >= c_tau).to(tl.float32)
+        tl.store(rpart_i_ptr + base * NPM, tl.sum(c_hi_v, axis=0))
+        tl.store(rpart_i_ptr + base * NPM + 1, tl.sum(c_in_v, axis=0))
+        tl.store(rpart_f_ptr + base * NPM + lanes, tl.sum(mass2, axis=1))
+    else:
+        lanes = tl.arange(0, NPM)
+        c_tau = above_value(round_lanes(lanes_ptr, row, lo, hi, NPM, VALUE_LANES), DTYPE, W, KEY_NEG_INF,
+                            KEY_POS_INF)[:, None]
+        # per-thread partials, reduced once after the loop; counts as floats (a column counts at
+        # most SPAN // BLOCK entries, a span at most SPAN: exact, and one add a lane like the masses)
+        cnt2 = tl.zeros((NPM, BLOCK), tl.float32)
+        mass2 = tl.zeros((NPM, BLOCK), tl.float32)
+        if stage == 1:  # a top-k stage: counts only
+            for i in range(0, SPAN, BLOCK * UNROLL):
+                for u in tl.static_range(UNROLL):
+                    xf = block_values(x_row, stride_xv, V, start + i + u * BLOCK, BLOCK, DTYPE)[1]
+                    # values above hi become -inf, which no lane counts
+                    xin = tl.where(xf >= c_hi, float("-inf"), xf)
+                    cnt2 += (xin[None, :] >= c_tau).to(tl.float32)
+        else:
+            for i in range(0, SPAN, BLOCK * UNROLL):
+                for u in tl.static_range(UNROLL):
+                    xf = block_values(x_row, stride_xv, V, start + i + u * BLOCK, BLOCK, DTYPE)[1]
+                    xin = tl.where(xf >= c_hi, float("-inf"), xf)
+                    w = tl.where(xin >= c_lo, weight_of(xin, m, inf_mode), 0.0)
+                    gt = (xin[None, :] >= c_tau).to(tl.float32)
+                    cnt2 += gt
+                    mass2 += w[None, :] * gt  # the plain sum's bits (see the MASS_ONLY loop)
+        tl.store(rpart_i_ptr + base * NPM + lanes, tl.sum(cnt2, axis=1).to(tl.int32))
+        tl.store(rpart_f_ptr + base * NPM + lanes, tl.sum(mass2, axis=1))
+
+
+@triton.jit(do_not_specialize=["V", "row0", "k_scalar", "p_scalar", "k_mode", "p_mode_arg", "n_spans", "ties_all",
+                               "last"])
+def round_kernel(
+    x_ptr, stride_xb, stride_xv, V, row0,
+    k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode_arg,
+    cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr, state_i_ptr, state_f_ptr, lanes_ptr,
+    ticket_ptr, ties_all, last, thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr,
+    SPAN: tl.constexpr, SPAN_CAP: tl.constexpr, BLOCK: tl.constexpr, UNROLL: tl.constexpr, NPM: tl.constexpr,
+    DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr,
+    FOLD: tl.constexpr, N_SPANS_P2: tl.constexpr, CB: tl.constexpr, REG_CAP: tl.constexpr, REG_SMALL: tl.constexpr,
+    REG_MID: tl.constexpr, NP: tl.constexpr, MAX_ROUNDS: tl.constexpr,
+    MASS_ONLY: tl.constexpr = False, VALUE_LANES: tl.constexpr = False, FUSED_ROUNDS: tl.constexpr = False,
+    ROW_MODE: tl.constexpr = False,
+):
+    """One miss round: :func:`round_span` over one span of an open row, grid ``(rows, n_spans)``.
 
     ``FOLD``: the row's last program to finish its span (:func:`last_of_row`) runs
     :func:`update_kernel`, so that a round is one launch.  The update's bits do not
     depend on which program runs it.
+
+    ``ROW_MODE`` (grid ``(rows, 1)``): one program a row runs the round over the
+    row's spans in span order, then the row's update; the same bits.  For requests
+    whose rows rarely miss (the top-k geometry), a round of rows that hit then costs
+    one program a row and no update launch, where it cost ``n_spans`` programs a row
+    and a launch of the updates.
     """
     slot = tl.program_id(0)
-    span = tl.program_id(1)
-    row = (row0 + slot).to(tl.int64)
-    si = state_i_ptr + row * ST_I
-    stage = tl.load(si + 0)
-    if stage != 0:
-        sf = state_f_ptr + row * ST_F
-        _k_active, _k, p_mode, _p = row_params(row, k_ptr, k_scalar, p_ptr, p_scalar, V, k_mode, p_mode_arg)
-        lo = tl.load(si + 1)
-        hi = tl.load(si + 2)
-        base_cnt = tl.load(si + 3)
-        n_in = tl.load(si + 12)
-        n_est = tl.where(n_in >= 0, n_in, tl.load(si + 13))
-        inf_mode = tl.load(si + 10) != 0
-        m = tl.load(sf + 2)
-        x_row = x_ptr + row * stride_xb
-        base = (slot.to(tl.int64) * n_spans + span)
-        start = tl.cast(span, tl.int64) * SPAN
-        c_hi_v = tl.zeros((BLOCK,), tl.int32)  # keys above hi (MASS_ONLY)
-        # lo >= KEY_NEG_INF (the finish starts from kmin - 1, lanes only narrow), so every key
-        # above a lane is keepable and float compares decide it (above_value: x >= c is
-        # key(x) > tau; NaN, -inf and entries past the row fail them all)
-        KEY_POS_INF: tl.constexpr = KEY_NEG_INF ^ ((1 << W) - 1)  # the key of +inf
-        c_lo = above_value(lo, DTYPE, W, KEY_NEG_INF, KEY_POS_INF)
-        c_hi = above_value(hi, DTYPE, W, KEY_NEG_INF, KEY_POS_INF)
-        if gather_now(stage, p_mode, n_est, base_cnt, n_spans, SPAN_CAP):
-            c_gb = above_value(gather_bound(stage, hi, p_mode), DTYPE, W, KEY_NEG_INF, KEY_POS_INF)
-            rowcap = n_spans * SPAN_CAP
-            cand_base = cand_ptr + slot.to(tl.int64) * rowcap
-            for i in range(0, SPAN, BLOCK * UNROLL):
-                for u in tl.static_range(UNROLL):
-                    raw, xf = block_values(x_row, stride_xv, V, start + i + u * BLOCK, BLOCK, DTYPE)
-                    g = (xf >= c_lo) & ~(xf >= c_gb)  # lo < key <= gather bound (NaN c_gb: no bound)
-                    append_keys(cand_base, ctr_ptr + slot, slot_value(raw, DTYPE), g, rowcap, False)
-                    if MASS_ONLY:
-                        c_hi_v += (xf >= c_hi).to(tl.int32)
-            if MASS_ONLY:
-                tl.store(rpart_i_ptr + base * NPM, tl.sum(c_hi_v, axis=0))
-        elif MASS_ONLY & (stage == 2):
-            lanes = tl.arange(0, NPM)
-            c_tau = above_value(round_lanes(lanes_ptr, row, lo, hi, NPM, VALUE_LANES), DTYPE, W, KEY_NEG_INF,
-                                KEY_POS_INF)[:, None]
-            mass2 = tl.zeros((NPM, BLOCK), tl.float32)
-            c_in_v = tl.zeros((BLOCK,), tl.int32)
-            for i in range(0, SPAN, BLOCK * UNROLL):
-                for u in tl.static_range(UNROLL):
-                    xf = block_values(x_row, stride_xv, V, start + i + u * BLOCK, BLOCK, DTYPE)[1]
-                    above = xf >= c_hi  # key above hi (NaN c_hi: hi is the key of +inf)
-                    c_hi_v += above.to(tl.int32)
-                    xin = tl.where(above, float("-inf"), xf)
-                    inl = xin >= c_lo  # lo < key <= hi
-                    c_in_v += inl.to(tl.int32)
-                    w = tl.where(inl, weight_of(xin, m, inf_mode), 0.0)
-                    # a lane adds w times 1.0 or 0.0: one compare to a float and one FMA, whose
-                    # sum is the plain sum's bits (w * 1.0 + s rounds once, as w + s; w * 0.0 is +0.0)
-                    mass2 += w[None, :] * (xin[None, :] >= c_tau).to(tl.float32)
-            tl.store(rpart_i_ptr + base * NPM, tl.sum(c_hi_v, axis=0))
-            tl.store(rpart_i_ptr + base * NPM + 1, tl.sum(c_in_v, axis=0))
-            tl.store(rpart_f_ptr + base * NPM + lanes, tl.sum(mass2, axis=1))
-        else:
-            lanes = tl.arange(0, NPM)
-            c_tau = above_value(round_lanes(lanes_ptr, row, lo, hi, NPM, VALUE_LANES), DTYPE, W, KEY_NEG_INF,
-                                KEY_POS_INF)[:, None]
-            # per-thread partials, reduced once after the loop; counts as floats (a column counts at
-            # most SPAN // BLOCK entries, a span at most SPAN: exact, and one add a lane like the masses)
-            cnt2 = tl.zeros((NPM, BLOCK), tl.float32)
-            mass2 = tl.zeros((NPM, BLOCK), tl.float32)
-            if stage == 1:  # a top-k stage: counts only
-                for i in range(0, SPAN, BLOCK * UNROLL):
-                    for u in tl.static_range(UNROLL):
-                        xf = block_values(x_row, stride_xv, V, start + i + u * BLOCK, BLOCK, DTYPE)[1]
-                        # values above hi become -inf, which no lane counts
-                        xin = tl.where(xf >= c_hi, float("-inf"), xf)
-                        cnt2 += (xin[None, :] >= c_tau).to(tl.float32)
-            else:
-                for i in range(0, SPAN, BLOCK * UNROLL):
-                    for u in tl.static_range(UNROLL):
-                        xf = block_values(x_row, stride_xv, V, start + i + u * BLOCK, BLOCK, DTYPE)[1]
-                        xin = tl.where(xf >= c_hi, float("-inf"), xf)
-                        w = tl.where(xin >= c_lo, weight_of(xin, m, inf_mode), 0.0)
-                        gt = (xin[None, :] >= c_tau).to(tl.float32)
-                        cnt2 += gt
-                        mass2 += w[None, :] * gt  # the plain sum's bits (see the MASS_ONLY loop)
-            tl.store(rpart_i_ptr + base * NPM + lanes, tl.sum(cnt2, axis=1).to(tl.int32))
-            tl.store(rpart_f_ptr + base * NPM + lanes, tl.sum(mass2, axis=1))
-    if FOLD:
+    stage = tl.load(state_i_ptr + (row0 + slot).to(tl.int64) * ST_I)
+    if ROW_MODE:
         if stage != 0:
-            if last_of_row(ticket_ptr + slot, n_spans):
-                update_kernel(
-                    x_ptr, stride_xb, stride_xv, V, row0, k_ptr, k_scalar, p_ptr, p_scalar, k_mode,
-                    p_mode_arg, ties_all, cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr, state_i_ptr,
-                    state_f_ptr, last, thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr,
-                    lanes_ptr, N_SPANS_P2, SPAN_CAP, CB, REG_CAP, REG_SMALL, REG_MID, NP, NPM, MAX_ROUNDS, DTYPE,
-                    W, KEY_NEG_INF, MASS_ONLY, VALUE_LANES, FUSED_ROUNDS,
-                )
+            for span in range(n_spans):
+                round_span(slot, span, stage, x_ptr, stride_xb, stride_xv, V, row0, k_ptr, k_scalar, p_ptr,
+                           p_scalar, k_mode, p_mode_arg, cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr,
+                           state_i_ptr, state_f_ptr, lanes_ptr, SPAN, SPAN_CAP, BLOCK, UNROLL, NPM, DTYPE, W,
+                           KEY_NEG_INF, MASS_ONLY, VALUE_LANES)
+            tl.debug_barrier()  # every span's partials and gathered keys, for every thread of the update
+            update_kernel(
+                x_ptr, stride_xb, stride_xv, V, row0, k_ptr, k_scalar, p_ptr, p_scalar, k_mode,
+                p_mode_arg, ties_all, cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr, state_i_ptr,
+                state_f_ptr, last, thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr,
+                lanes_ptr, N_SPANS_P2, SPAN_CAP, CB, REG_CAP, REG_SMALL, REG_MID, NP, NPM, MAX_ROUNDS, DTYPE,
+                W, KEY_NEG_INF, MASS_ONLY, VALUE_LANES, FUSED_ROUNDS,
+            )
+    else:
+        if stage != 0:
+            round_span(slot, tl.program_id(1), stage, x_ptr, stride_xb, stride_xv, V, row0, k_ptr, k_scalar,
+                       p_ptr, p_scalar, k_mode, p_mode_arg, cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr,
+                       state_i_ptr, state_f_ptr, lanes_ptr, SPAN, SPAN_CAP, BLOCK, UNROLL, NPM, DTYPE, W,
+                       KEY_NEG_INF, MASS_ONLY, VALUE_LANES)
+        if FOLD:
+            if stage != 0:
+                if last_of_row(ticket_ptr + slot, n_spans):
+                    update_kernel(
+                        x_ptr, stride_xb, stride_xv, V, row0, k_ptr, k_scalar, p_ptr, p_scalar, k_mode,
+                        p_mode_arg, ties_all, cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr, state_i_ptr,
+                        state_f_ptr, last, thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr,
+                        lanes_ptr, N_SPANS_P2, SPAN_CAP, CB, REG_CAP, REG_SMALL, REG_MID, NP, NPM, MAX_ROUNDS, DTYPE,
+                        W, KEY_NEG_INF, MASS_ONLY, VALUE_LANES, FUSED_ROUNDS,
+                    )
 
 
 @triton.jit(do_not_specialize=["V", "row0", "k_scalar", "p_scalar", "k_mode", "p_mode_arg", "ties_all",

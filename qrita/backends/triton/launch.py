@@ -251,6 +251,10 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         # each row's update run by the last program of its miss round, and (an option, slower) its finish
         # by the last program of its span pass (FOLD_MAX_ROWS); the same bits
         fold = bool(opts.get("fold_updates", topk_geometry and B <= FOLD_MAX_ROWS))
+        # one program a row runs each miss round over the row's spans, then its update (round_kernel ROW_MODE):
+        # above FOLD_MAX_ROWS rows for the top-k geometry with truncation, whose rows rarely miss; the same bits
+        row_rounds = bool(opts.get("row_rounds", topk_geometry and truncation and B > FOLD_MAX_ROWS))
+        fold = fold and not row_rounds
         fold_finish = bool(opts.get("fold_finish", False))
         wide = topk_geometry and k_mode == 1 and k_s <= WIDE_SPAN_MAX_K
         auto_span, auto_cap = span_of(V, B, wide, top_k_only=topk_geometry and k_mode != 0)
@@ -347,15 +351,16 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                 )
             for r in range(n_rounds):
                 last = int(r == n_rounds - 1)
-                kernels.round_kernel[(rows, n_spans)](
+                kernels.round_kernel[(rows, 1 if row_rounds else n_spans)](
                     x, x.stride(0), x.stride(1), V, row0,
                     k_ptr, k_s, p_ptr, p_s, k_mode, p_mode,
                     cand, rpart_i, rpart_f, n_spans, ctr, state_i, state_f, lanes,
                     ticket, ties_all, last, thr_key, thr_bits, num_ties, count, hit, cut_idx,
                     SPAN=span, BLOCK=round_block, UNROLL=round_unroll, NPM=npm, MASS_ONLY=mass_lanes,
-                    VALUE_LANES=value_lanes, FOLD=fold, num_warps=round_warps, **search_const, **common,
+                    VALUE_LANES=value_lanes, FOLD=fold, ROW_MODE=row_rounds, num_warps=round_warps,
+                    **(search_regs if row_rounds else {}), **search_const, **common,
                 )
-                if fold:
+                if fold or row_rounds:
                     continue
                 kernels.update_kernel[(rows,)](
                     x, x.stride(0), x.stride(1), V, row0,
