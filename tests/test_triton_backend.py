@@ -165,7 +165,8 @@ def test_schedule_options_give_the_same_bits(truncation):
     """Sweep options change no result: prefetched span loads, other block sizes,
     column-aggregated, deferred and block-scanned slot appends (other atomic slot orders: masses are
     fixed-point), the miss rounds' unroll, the finish and updates folded or not (``fold_*``), the small
-    register search's rounds in one reduction or not (``fused_rounds``), and a register cap for the searches
+    register search's rounds in one reduction (``fused_rounds``, the GPU default; not the interpreter's),
+    miss rounds of one program a row (``row_rounds``), and a register cap for the searches
     (``search_maxnreg``; the interpreter ignores it)."""
     x = _adversarial_rows(torch.float32)
     x = torch.cat([x, torch.sort(x[:1], dim=1).values])  # clustered: the top keys fill one span
@@ -174,9 +175,9 @@ def test_schedule_options_give_the_same_bits(truncation):
     # fold_*: the finish and the updates run by a row's last program, or not (the default folds the
     # updates of a top-k alone at small B)
     variants = (dict(span_prefetch=True, round_unroll=8, cut_pass=True, append_defer=True, fold_updates=True,
-                     fold_finish=True, fused_rounds=False),
+                     fold_finish=True, fused_rounds=True),
                 dict(span_block=32, round_unroll=1, span_layout="strided", append_agg=16, fold_updates=False,
-                     search_maxnreg=128))
+                     search_maxnreg=128, row_rounds=True))
     # top-k alone is the hit path's case, top-p alone the miss rounds'; k+p on a GPU (interpreter time)
     requests = [(25, None) if truncation else (None, 0.8)] + ([] if INTERPRETED else [(40, 0.6)])
     for k, p in requests:
@@ -194,14 +195,15 @@ def test_schedule_options_give_the_same_bits(truncation):
     (torch.bfloat16, 20, 0.6, "lowest_index", True)])
 def test_fused_rounds_give_the_unfused_bits(dtype, k, p, ties, miss):
     """The small register search with every round's lane statistics in one reduction (option
-    fused_rounds, the default) gives the bits of the search with a block reduction a statistic:
+    fused_rounds, the default on a GPU, not in the interpreter) gives the bits of the search with a
+    block reduction a statistic:
     adversarial rows (ties, all equal, +inf, a grammar mask) and bf16 duplicates, top-k, top-p and
     both, both tie rules, hits and the gathered slots of misses.  A 128-key small tile (reg_cap):
     the interpreter's reduction of a tuple is slow on 512 keys."""
     x = torch.cat([_adversarial_rows(dtype), _logits(9, 2, 600, dtype, ties=True)])
     base = dict(MISS_OPTIONS["rounds"] if miss else {}, reg_cap=128)
     ref = qrita.select(x, k, p, backend="triton", ties=ties, options=dict(base, fused_rounds=False))
-    sel = qrita.select(x, k, p, backend="triton", ties=ties, options=base)
+    sel = qrita.select(x, k, p, backend="triton", ties=ties, options=dict(base, fused_rounds=True))
     for a, b in ((ref.threshold, sel.threshold), (ref.num_ties, sel.num_ties), (ref.count, sel.count)):
         assert torch.equal(a.cpu(), b.cpu())
     _check(x, k, p, ties, sel)

@@ -41,7 +41,9 @@ REG_SMALL = 512  # candidates searched in a small register tile (the common top-
 # tuple (kernels.lane_stats_fused: 3 barriers a round in the sm_90 SASS instead of 23-24); option fused_rounds.
 # Same bits.  H200 (d2d06b4, docs/bench/h200-2026-12-01/session14/ call A, fp32, V=131072): select LLM-like top-k 50
 # B=1024 294.7 -> 276.1 us, k100+p0.9 376.6 -> 338.3, B=64 62.4 -> 58.1; Gaussian k100+p0.9 B=1024 380.2 -> 342.7;
-# sampler (V=128256) top-k 50 B=64 62.5 -> 58.5 us; Zipf and top-p alone within 1%
+# sampler (V=128256) top-k 50 B=64 62.5 -> 58.5 us; Zipf and top-p alone within 1%.  Not under the interpreter
+# (CPU tensors), whose reduction of a tuple is 10-20x slower than the block reductions (a select of 4 x 3000
+# entries, k100+p0.9: 1.5 -> 30 s); tests/test_triton_backend.py runs the fused search there by its option
 FUSED_ROUNDS = True
 REG_MID = 4096  # a mid-size tile (heavy-tailed rows: e.g. ~2800 candidates for top-k 50 of Zipf logits)
 CB = 1024  # keys per chunk of a search over memory (== SPAN_CAP: one chunk per span)
@@ -311,7 +313,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         common = dict(DTYPE=DTYPE_CODE[req.dtype], W=kc.width)
         search_const = dict(N_SPANS_P2=n_spans_p2, SPAN_CAP=span_cap, CB=cb,
                             REG_CAP=reg_cap, REG_SMALL=reg_small, REG_MID=reg_mid, NP=np_lanes,
-                            FUSED_ROUNDS=bool(opts.get("fused_rounds", FUSED_ROUNDS)),
+                            FUSED_ROUNDS=bool(opts.get("fused_rounds", FUSED_ROUNDS and dev.type != "cpu")),
                             MAX_ROUNDS=core_search.max_rounds(kc.width, num_pivots) + 2, KEY_NEG_INF=kc.key_neg_inf)
         ties_all = 1 if req.ties == TIES_ALL else 0
         for row0 in range(0, B, wave):
