@@ -94,8 +94,8 @@ def miss_rounds(width: int) -> int:
 WARPS = (1, 2, 4, 8, 16, 32)
 MAXNREG = (64, 80, 96, 128, 168, 200, 255)  # option search_maxnreg (NVIDIA; other targets ignore it)
 # default of search_maxnreg for the top-k geometry (a top-k alone, or a scalar one with a top-p) over more than
-# SEARCH_MAXNREG_MIN_ROWS rows: the finish's 1024 programs then run two an SM instead of one (ptxas spills 672
-# bytes a thread).  H200 (d2d06b4, session14/ call A, select, B=1024, fp32, V=131072): top-k 50 LLM-like / Gaussian
+# SEARCH_MAXNREG_MIN_ROWS rows: the finish's programs then run two an SM instead of one (ptxas spills 672 bytes
+# a thread).  H200 (d2d06b4, session14/ call A, select, B=1024, fp32, V=131072): top-k 50 LLM-like / Gaussian
 # / Zipf 294.7 / 287.3 / 724.3 -> 267.4 / 261.8 / 692.3 us, k100+p0.9 376.6 / 380.2 / 1063.0 -> 324.6 / 328.4 /
 # 1005.0; within 1% at B=64; a top-p alone keeps no cap (Gaussian top-p 0.9 B=1024 2685 -> 2775 us: the updates
 # spill)
@@ -253,8 +253,12 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         # each row's update run by the last program of its miss round, and (an option, slower) its finish
         # by the last program of its span pass (FOLD_MAX_ROWS); the same bits
         fold = bool(opts.get("fold_updates", topk_geometry and B <= FOLD_MAX_ROWS))
-        # one program a row runs each miss round over the row's spans, then its update (round_kernel ROW_MODE):
-        # above FOLD_MAX_ROWS rows for the top-k geometry with truncation, whose rows rarely miss; the same bits
+        # one program a row runs each miss round over the row's spans, then its update (round_kernel ROW_MODE;
+        # it takes the place of fold_updates): above FOLD_MAX_ROWS rows for the top-k geometry with truncation,
+        # whose rows rarely miss; the same bits.  H200 (f294f7a, docs/bench/h200-2026-12-01/session14/ call C,
+        # select, fp32, V=131072): LLM-like top-k 50 B=64 45.8 -> 36.8 us, B=1024 259.5 -> 238.3; k100+p0.9 B=64
+        # 56.8 -> 48.4; a row that misses runs its rounds in one program: Zipf k100+p0.9 B=1024 (2 of 1024 rows
+        # miss) 996.4 -> 1290.0 us
         row_rounds = bool(opts.get("row_rounds", topk_geometry and truncation and B > FOLD_MAX_ROWS))
         fold = fold and not row_rounds
         fold_finish = bool(opts.get("fold_finish", False))
@@ -272,10 +276,10 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         slots = n_spans_p2 * span_cap  # the register search loads every slot of a row
         reg_cap = int_option(opts, "reg_cap", slots, pow2=True)
         search_warps = int_option(opts, "search_warps", 8, choices=WARPS)
-        # a register cap for the one-program-a-row searches in launches of their own (finish, updates;
-        # not when folded into the span pass or a round): the finish takes 255 registers a thread (sm_90,
-        # Triton 3.6: its largest register tile), one program an SM; 128 allows two (ptxas spills the
-        # rest).  On by default for the top-k geometry above SEARCH_MAXNREG_MIN_ROWS rows
+        # a register cap for the one-program-a-row searches in launches of their own (finish, updates, the
+        # rounds of row_rounds; not when folded into the span pass or a span round): the finish takes 255
+        # registers a thread (sm_90, Triton 3.6: its largest register tile), one program an SM; 128 allows
+        # two (ptxas spills the rest).  On by default for the top-k geometry above SEARCH_MAXNREG_MIN_ROWS rows
         capped = topk_geometry and B > SEARCH_MAXNREG_MIN_ROWS
         maxnreg = int_option(opts, "search_maxnreg", SEARCH_MAXNREG if capped else 0, choices=MAXNREG)
         # (Triton's AMD backend has no such option: it raises)
