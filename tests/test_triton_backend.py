@@ -209,19 +209,21 @@ def test_fused_rounds_give_the_unfused_bits(dtype, k, p, ties, miss):
     _check(x, k, p, ties, sel)
 
 
-@pytest.mark.parametrize(("dtype", "k", "p", "ties", "mode"), [
-    (torch.float32, 25, None, "lowest_index", "rounds"), (torch.float32, 20, 0.6, "all", "rounds"),
-    (torch.bfloat16, 25, None, "all", "tiny-slots"), (torch.float32, None, 0.5, "lowest_index", "rounds"),
-    (torch.float32, 25, None, "lowest_index", "row-fallback")])
-def test_row_rounds_give_the_span_rounds_bits(dtype, k, p, ties, mode):
+@pytest.mark.parametrize(("dtype", "k", "p", "ties", "mode", "extra"), [
+    (torch.float32, 25, None, "lowest_index", "rounds", {}), (torch.float32, 20, 0.6, "all", "rounds", {}),
+    (torch.bfloat16, 25, None, "all", "tiny-slots", {}), (torch.float32, None, 0.5, "lowest_index", "rounds", {}),
+    (torch.float32, 25, None, "lowest_index", "row-fallback", {}),
+    (torch.float32, 20, 0.6, "lowest_index", "rounds", dict(span_rounds_first=1, round_maxnreg=255))])
+def test_row_rounds_give_the_span_rounds_bits(dtype, k, p, ties, mode, extra):
     """Miss rounds run one program a row over the row's spans, then its update (option row_rounds,
     the default of a top-k above 16 rows), give the bits of one program a span and a separate
     update: forced misses (evaluating and gathering rounds, slots too small, the row fallback),
-    adversarial rows and bf16 duplicates, top-k, k+p and top-p, both tie rules."""
+    adversarial rows and bf16 duplicates, top-k, k+p and top-p, both tie rules; and with the first
+    round over the span grid (span_rounds_first)."""
     x = torch.cat([_adversarial_rows(dtype), _logits(11, 2, 600, dtype, ties=True)])
     base = MISS_OPTIONS[mode]
     ref = qrita.select(x, k, p, backend="triton", ties=ties, options=dict(base, row_rounds=False))
-    sel = qrita.select(x, k, p, backend="triton", ties=ties, options=dict(base, row_rounds=True))
+    sel = qrita.select(x, k, p, backend="triton", ties=ties, options=dict(base, row_rounds=True, **extra))
     for a, b in ((ref.threshold, sel.threshold), (ref.num_ties, sel.num_ties), (ref.count, sel.count)):
         assert torch.equal(a.cpu(), b.cpu())
     _check(x, k, p, ties, sel)

@@ -261,6 +261,10 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         # miss) 996.4 -> 1290.0 us
         row_rounds = bool(opts.get("row_rounds", topk_geometry and truncation and B > FOLD_MAX_ROWS))
         fold = fold and not row_rounds
+        # (options, not measured yet) how many leading rounds keep the span grid under row_rounds (a row that
+        # misses gets its first round over all spans in parallel), and the row-mode rounds' own register cap
+        # (by default the searches' cap below)
+        span_rounds_first = int_option(opts, "span_rounds_first", 0)
         fold_finish = bool(opts.get("fold_finish", False))
         wide = topk_geometry and k_mode == 1 and k_s <= WIDE_SPAN_MAX_K
         auto_span, auto_cap = span_of(V, B, wide, top_k_only=topk_geometry and k_mode != 0)
@@ -284,6 +288,8 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         maxnreg = int_option(opts, "search_maxnreg", SEARCH_MAXNREG if capped else 0, choices=MAXNREG)
         # (Triton's AMD backend has no such option: it raises)
         search_regs = dict(maxnreg=maxnreg) if maxnreg and torch.version.hip is None else {}
+        round_maxnreg = int_option(opts, "round_maxnreg", maxnreg, choices=MAXNREG)
+        row_regs = dict(maxnreg=round_maxnreg) if round_maxnreg and torch.version.hip is None else {}
         reg_small = min(REG_SMALL, reg_cap)
         reg_mid = min(REG_MID, reg_cap)
         # masking and sampling keep each candidate's token index beside its key
@@ -357,16 +363,17 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                 )
             for r in range(n_rounds):
                 last = int(r == n_rounds - 1)
-                kernels.round_kernel[(rows, 1 if row_rounds else n_spans)](
+                row_mode = row_rounds and r >= span_rounds_first
+                kernels.round_kernel[(rows, 1 if row_mode else n_spans)](
                     x, x.stride(0), x.stride(1), V, row0,
                     k_ptr, k_s, p_ptr, p_s, k_mode, p_mode,
                     cand, rpart_i, rpart_f, n_spans, ctr, state_i, state_f, lanes,
                     ticket, ties_all, last, thr_key, thr_bits, num_ties, count, hit, cut_idx,
                     SPAN=span, BLOCK=round_block, UNROLL=round_unroll, NPM=npm, MASS_ONLY=mass_lanes,
-                    VALUE_LANES=value_lanes, FOLD=fold, ROW_MODE=row_rounds, num_warps=round_warps,
-                    **(search_regs if row_rounds else {}), **search_const, **common,
+                    VALUE_LANES=value_lanes, FOLD=fold, ROW_MODE=row_mode, num_warps=round_warps,
+                    **(row_regs if row_mode else {}), **search_const, **common,
                 )
-                if fold or row_rounds:
+                if fold or row_mode:
                     continue
                 kernels.update_kernel[(rows,)](
                     x, x.stride(0), x.stride(1), V, row0,
