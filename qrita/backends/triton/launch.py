@@ -103,6 +103,11 @@ SEARCH_MAXNREG = 128
 SEARCH_MAXNREG_MIN_ROWS = 64
 
 
+def _register_cap(maxnreg: int) -> dict:
+    """Launch keywords for a register cap (0: none).  Triton's AMD backend has no such option: it raises."""
+    return dict(maxnreg=maxnreg) if maxnreg and torch.version.hip is None else {}
+
+
 def int_option(options: dict, name: str, default: int, *, pow2: bool = False, choices=None) -> int:
     """A validated integer knob of ``options`` (None or absent: ``default``)."""
     value = options.get(name)
@@ -286,10 +291,8 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         # two (ptxas spills the rest).  On by default for the top-k geometry above SEARCH_MAXNREG_MIN_ROWS rows
         capped = topk_geometry and B > SEARCH_MAXNREG_MIN_ROWS
         maxnreg = int_option(opts, "search_maxnreg", SEARCH_MAXNREG if capped else 0, choices=MAXNREG)
-        # (Triton's AMD backend has no such option: it raises)
-        search_regs = dict(maxnreg=maxnreg) if maxnreg and torch.version.hip is None else {}
-        round_maxnreg = int_option(opts, "round_maxnreg", maxnreg, choices=MAXNREG)
-        row_regs = dict(maxnreg=round_maxnreg) if round_maxnreg and torch.version.hip is None else {}
+        search_regs = _register_cap(maxnreg)
+        row_regs = _register_cap(int_option(opts, "round_maxnreg", maxnreg, choices=MAXNREG))
         reg_small = min(REG_SMALL, reg_cap)
         reg_mid = min(REG_MID, reg_cap)
         # masking and sampling keep each candidate's token index beside its key
