@@ -479,6 +479,35 @@ def test_probs_of_one_row():
     np.testing.assert_allclose(probs, oracle_probs(ROW64, 4)[idx], rtol=1e-6)
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("k, p", [(100, 0.9), (50, None)], ids=["k100p0.9", "k50"])
+def test_gpu_triton_small_batch_scalar_k_draws(k, p, monkeypatch):
+    """Triton at 16 < B <= 64 with a scalar k (a top-p over the top-k survivors: four-warp span programs,
+    launch.span_warps_of): the reference's tokens, the eight-warp span pass's tokens, batch independence, no
+    host sync and a CUDA-graph replay."""
+    pytest.importorskip("triton")
+    from qrita.backends.triton import launch as triton_launch
+
+    gen = np.random.default_rng(29)
+    B, V = 64, 151936
+    x = gen.standard_normal((B, V)).astype(np.float32) * 2
+    for r in range(B):  # a few strong logits a row, as in LLM-like rows
+        x[r, gen.integers(0, V, 20)] = 12.0 + 4.0 * gen.random(20)
+    seeds = np.arange(B) * 7 + 1
+    want = qrita.sample(x, k, p, seeds=seeds, backend="reference")
+    xt, sd = torch.from_numpy(x).cuda(), torch.from_numpy(seeds).cuda()
+    got = qrita.sample(xt, k, p, seeds=sd, backend="triton")
+    assert (got.cpu().numpy() == want).mean() > 0.99  # rows inside the top-p ambiguity window may differ
+    assert torch.equal(qrita.sample(xt[:24], k, p, seeds=sd[:24], backend="triton"), got[:24])
+    _no_sync(lambda: qrita.sample(xt, k, p, seeds=sd, backend="triton"))
+    graph, out = _graph(lambda: qrita.sample(xt, k, p, seeds=sd, backend="triton"))
+    out.fill_(-7)
+    graph.replay()
+    assert torch.equal(out, got)
+    monkeypatch.setattr(triton_launch, "KP_IDX_SPAN_WARPS", triton_launch.SPAN_WARPS)
+    assert torch.equal(qrita.sample(xt, k, p, seeds=sd, backend="triton"), got)
+
+
 # --- GPU (device machine) ---------------------------------------------------------------------------
 
 

@@ -66,7 +66,7 @@ SMALL_EXCLUDED = ("has_p=True", "cut_in=True", "two_cuts", "mass_only", "value_l
 
 
 SPAN_BASE = dict(has_p=False, prefetch=False, cut_in=True, need_min=False, wide=False, with_idx=False,
-                 strided=True, two_cuts=False, agg=0, defer=False, row_z=True, fold=False)
+                 strided=True, two_cuts=False, agg=0, defer=False, row_z=True, fold=False, warps=launch.SPAN_WARPS)
 SPAN_VARIANTS = (
     {}, dict(has_p=True), dict(has_p=True, cut_in=False, need_min=True, strided=False),
     dict(cut_in=False, need_min=True, strided=False), dict(has_p=True, prefetch=True), dict(wide=True),
@@ -87,6 +87,8 @@ SPAN_VARIANTS = (
     dict(has_p=True, row_z=False), dict(has_p=True, row_z=False, cut_in=False),
     dict(has_p=True, row_z=False, cut_in=False, strided=False),
     dict(has_p=True, row_z=False, cut_in=False, strided=False, with_idx=True),
+    # ... sampling at 16 < B <= 64: four warps (launch.span_warps_of)
+    dict(has_p=True, row_z=False, cut_in=False, with_idx=True, warps=launch.KP_IDX_SPAN_WARPS),
     # the option fold_finish (the span pass's last program of a row runs the finish), at B <= 16; one
     # variant (the folded kernels compile slowly; the interpreter suite runs the other request kinds)
     dict(cut_in=False, strided=False, fold=True),
@@ -131,9 +133,10 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
     # computed by cut_kernel, above CUT_PASS_MIN_ROWS rows), need_min (the smallest key tracked), wide (a
     # small scalar top-k alone over many rows, launch.span_of), with_idx (token indices kept for sampling),
     # strided (the load layout above STRIDED_MIN_ROWS rows), two_cuts, agg and defer (options), row_z (the
-    # softmax partials; off for a scalar top-k with a top-p), fold (option fold_finish).
+    # softmax partials; off for a scalar top-k with a top-p), fold (option fold_finish), warps (when not
+    # launch.SPAN_WARPS).
     for v in SPAN_VARIANTS:
-        has_p, prefetch, cut_in, need_min, wide, with_idx, strided, two_cuts, agg, defer, row_z, fold = (
+        has_p, prefetch, cut_in, need_min, wide, with_idx, strided, two_cuts, agg, defer, row_z, fold, warps = (
             dict(SPAN_BASE, **v)[name] for name in SPAN_BASE)
         span = launch.WIDE_SPAN if wide else span0
         span_const = dict(SPAN=span, SPAN_CAP=cap0, BLOCK=launch.BLOCK, DTYPE=code,
@@ -153,8 +156,9 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
         name += ", defer" if defer else ""
         name += "" if row_z else ", no_row_z"
         name += ", fold" if fold else ""
+        name += f", {warps} warps" if warps != launch.SPAN_WARPS else ""
         name += ", wide]" if span == launch.WIDE_SPAN else "]"
-        yield name, _source(kernels.span_kernel, span_args, span_const), 8
+        yield name, _source(kernels.span_kernel, span_args, span_const), warps
     outputs = OUTPUTS
     finish_args = dict(row, k_mode="i32", p_mode_arg="i32", ties_all="i32", truncation="i32", cand_ptr="*i32",
                        part_i_ptr="*i64", part_f_ptr="*fp32", n_spans="i32", ctr_ptr="*i32", state_i_ptr="*i64",

@@ -108,6 +108,24 @@ def _register_cap(maxnreg: int) -> dict:
     return dict(maxnreg=maxnreg) if maxnreg and torch.version.hip is None else {}
 
 
+SPAN_WARPS = 8
+# a scalar top-k with a top-p whose slot keeps token indices (sampling), over STRIDED_MIN_ROWS < B <= CUT_PASS_MIN_ROWS
+# rows: four-warp span programs.  H200, sampler k100+p0.9, LLM-like, B=64, V=151936: 92.4 -> 83.4 us (40976fc,
+# docs/bench/h200-2026-12-01/session11/), 91.7 -> 83.5 (session12/), 80.0 -> 71.3 (ea85c49,
+# docs/bench/h200-2026-12-02/session15/ call B, where this span pass took 43.9 us against 32.9 for select's, which
+# keeps no indices; why eight warps lose here is not known: Triton 3.9 gives the variant 48 registers, five
+# programs an SM, 660 places for the 640 programs of 64 rows); top-k 50 alone 58.9 -> 59.6 us (so eight warps there),
+# select k100+p0.9 32.9 -> 32.5 us of span pass
+KP_IDX_SPAN_WARPS = 4
+
+
+def span_warps_of(B: int, kp: bool, with_idx: bool) -> int:
+    """Warps of a span-pass program (the option span_warps when given; no bit depends on it)."""
+    if kp and with_idx and STRIDED_MIN_ROWS < B <= CUT_PASS_MIN_ROWS:
+        return KP_IDX_SPAN_WARPS
+    return SPAN_WARPS
+
+
 def int_option(options: dict, name: str, default: int, *, pow2: bool = False, choices=None) -> int:
     """A validated integer knob of ``options`` (None or absent: ``default``)."""
     value = options.get(name)
@@ -183,7 +201,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
     truncation = bool(opts.get("truncation", True))
     npm = triton.next_power_of_2(int_option(opts, "miss_pivots", MISS_PIVOTS) + 1)
     n_rounds = int_option(opts, "miss_rounds", miss_rounds(kc.width))
-    span_warps = int_option(opts, "span_warps", 8, choices=WARPS)
+    span_warps_opt = int_option(opts, "span_warps", 0, choices=WARPS)  # 0: the default below (span_warps_of)
     round_warps = int_option(opts, "round_warps", 8, choices=WARPS)
     # top-p miss rounds accumulate lane masses, not lane counts.  H200 sweeps, top-p 0.9, B=1024: fp32 Zipf
     # 4950 -> 3354 us (e0a14ca); bf16 Gaussian / LLM-like / Zipf 4539 / 2489 / 4960 -> 3337 / 2044 / 3562 us (8e158f5)
@@ -257,6 +275,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         topk_geometry = p_mode == 0 or kp  # no bit depends on the span
         # each row's update run by the last program of its miss round, and (an option, slower) its finish
         # by the last program of its span pass (FOLD_MAX_ROWS); the same bits
+        span_warps = span_warps_opt or span_warps_of(B, kp, with_idx)
         fold = bool(opts.get("fold_updates", topk_geometry and B <= FOLD_MAX_ROWS))
         # one program a row runs each miss round over the row's spans, then its update (round_kernel ROW_MODE;
         # it takes the place of fold_updates): above FOLD_MAX_ROWS rows for the top-k geometry with truncation,
@@ -271,6 +290,9 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         # (by default the searches' cap below)
         span_rounds_first = int_option(opts, "span_rounds_first", 0)
         fold_finish = bool(opts.get("fold_finish", False))
+        # (an option, not measured yet) slot entries a step of the draw from the slot: fewer than SLOT_CHUNK do
+        # less noise work for rows with few candidates, in more steps; the same token
+        sample_chunk = int_option(opts, "sample_chunk", SLOT_CHUNK, pow2=True)
         wide = topk_geometry and k_mode == 1 and k_s <= WIDE_SPAN_MAX_K
         auto_span, auto_cap = span_of(V, B, wide, top_k_only=topk_geometry and k_mode != 0)
         span = int_option(opts, "span", auto_span, pow2=True)
@@ -419,7 +441,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                     )
             if sampling:
                 kernels.sample_slot_kernel[(rows,)](
-                    *slot_args, row0, thr_key, cut_idx, hit, states, tokens, CHUNK=SLOT_CHUNK,
+                    *slot_args, row0, thr_key, cut_idx, hit, states, tokens, CHUNK=sample_chunk,
                     KEY_POS_INF=kc.key_pos_inf, num_warps=4, **slot_const, **common,
                 )
     dtype = TORCH_DTYPE[req.dtype]
