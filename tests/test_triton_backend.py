@@ -584,11 +584,12 @@ def test_sample_draws_the_array_paths_tokens(dtype, small_slots, monkeypatch):
     Rows that hit are drawn from their candidate slot, the others from the row itself;
     ``small_slots`` (short spans, 64-key slots) splits rows over spans and sends the
     wider kept sets through slot overflows, miss rounds and the row draw, and draws and ties over
-    several slot steps (``SLOT_CHUNK``, the default of the option ``sample_chunk``)."""
+    several slot steps (``SLOT_CHUNK``; ``SAMPLE_SLOT_CHUNK``, the default of the option ``sample_chunk``)."""
     if small_slots:
         monkeypatch.setattr(triton_launch, "MAX_SPAN", 512)
         monkeypatch.setattr(triton_launch, "SPAN_CAP", 64)
         monkeypatch.setattr(triton_launch, "SLOT_CHUNK", 32)
+        monkeypatch.setattr(triton_launch, "SAMPLE_SLOT_CHUNK", 16)
     rng = np.random.default_rng(11)
     V = 2500 if INTERPRETED else 151936
     x = np.round(rng.standard_normal((7, V)) * 3).astype(np.float32)  # many ties

@@ -219,7 +219,7 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
     slot_args = {"cand_ptr": "*i32", "idx_ptr": "*i32", "part_i_ptr": "*i64", "n_spans": "i32", "row0": "i32",
                  "thr_key_ptr": "*i64", "cut_idx_ptr": "*i64", "hit_ptr": "*i8", "state_ptr": "*i64",
                  "out_ptr": "*i64"}
-    const = dict(SPAN_CAP=cap0, N_SPANS_P2=n_spans_p2, CHUNK=launch.SLOT_CHUNK, DTYPE=code,
+    const = dict(SPAN_CAP=cap0, N_SPANS_P2=n_spans_p2, CHUNK=launch.SAMPLE_SLOT_CHUNK, DTYPE=code,
                  W=kc.width, KEY_POS_INF=kc.key_pos_inf)
     yield f"sample_slot_kernel[{dtype}]", _source(kernels.sample_slot_kernel, slot_args, const), 4
     ties_args = dict(slot_args, ctr_ptr="*i32", num_ties_ptr="*i32")

@@ -290,9 +290,8 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         # (by default the searches' cap below)
         span_rounds_first = int_option(opts, "span_rounds_first", 0)
         fold_finish = bool(opts.get("fold_finish", False))
-        # (an option, not measured yet) slot entries a step of the draw from the slot: fewer than SLOT_CHUNK do
-        # less noise work for rows with few candidates, in more steps; the same token
-        sample_chunk = int_option(opts, "sample_chunk", SLOT_CHUNK, pow2=True)
+        # slot entries a step of the draw from the slot (option sample_chunk; the same token)
+        sample_chunk = int_option(opts, "sample_chunk", SAMPLE_SLOT_CHUNK, pow2=True)
         wide = topk_geometry and k_mode == 1 and k_s <= WIDE_SPAN_MAX_K
         auto_span, auto_cap = span_of(V, B, wide, top_k_only=topk_geometry and k_mode != 0)
         span = int_option(opts, "span", auto_span, pow2=True)
@@ -466,7 +465,13 @@ class Aux(NamedTuple):
 
 TIE_CHUNK = 4096  # entries per step of the prefix sum that finds a cut tie in a row
 TIE_TILE = 256  # a cut tie group of at most this many entries is resolved from the slot
-SLOT_CHUNK = 1024  # slot entries per step of the kernels that read a slot (ties, scatter, draw)
+SLOT_CHUNK = 1024  # slot entries per step of the kernels that read a slot (ties, scatter)
+# ... and of the draw from the slot (sample_slot_kernel): half the noise work of SLOT_CHUNK for rows with fewer
+# candidates, in more steps for the others; the same token.  H200 (8fda680, docs/bench/h200-2026-12-02/session15/
+# call C, the sampler, LLM-like, 1024 -> 512 / 256): B=64 V=128256 top-k 50 55.0 -> 53.4 / 52.1 us, k100+p0.9
+# 65.5 -> 64.5 / 65.0; V=151936 top-k 50 59.4 -> 58.2 / 57.6, k100+p0.9 72.1 -> 70.4 / 70.7; B=1024 V=151936
+# k100+p0.9 505.5 -> 503.2 (512)
+SAMPLE_SLOT_CHUNK = 512
 MASK_BLOCK = 4096  # entries per program of the mask
 SAMPLE_PART = 16384  # entries per program of the sample pass
 SAMPLE_BLOCK = 2048  # entries per step (noise only in steps that keep something)
