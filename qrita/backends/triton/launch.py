@@ -113,9 +113,10 @@ SPAN_WARPS = 8
 # rows: four-warp span programs.  H200, sampler k100+p0.9, LLM-like, B=64, V=151936: 92.4 -> 83.4 us (40976fc,
 # docs/bench/h200-2026-12-01/session11/), 91.7 -> 83.5 (session12/), 80.0 -> 71.3 (ea85c49,
 # docs/bench/h200-2026-12-02/session15/ call B, where this span pass took 43.9 us against 32.9 for select's, which
-# keeps no indices; why eight warps lose here is not known: Triton 3.9 gives the variant 48 registers, five
-# programs an SM, 660 places for the 640 programs of 64 rows); top-k 50 alone 58.9 -> 59.6 us (so eight warps there),
-# select k100+p0.9 32.9 -> 32.5 us of span pass
+# keeps no indices), 81.1 -> 72.1 (call C; V=128256 65.0 -> 65.5, no gain); top-k 50 alone 58.9 -> 59.6 us (so
+# eight warps there), select k100+p0.9 32.9 -> 32.5 us of span pass.  Why eight warps lose here is not known:
+# Triton 3.6 gives this variant and the top-k sampler's the same 48 registers a thread at eight warps (five
+# programs an SM: 660 places for the 640 programs of 64 rows at V=151936), 72 at four
 KP_IDX_SPAN_WARPS = 4
 
 
