@@ -37,6 +37,10 @@ def make_logits(dist: str, B: int, V: int, dtype, seed: int = 0) -> torch.Tensor
         x = torch.randn(B, V, device="cuda", generator=g)
         keep = torch.rand(B, V, device="cuda", generator=g) < 0.01
         x = torch.where(keep, x, torch.full_like(x, float("-inf")))
+    elif dist in ("hllm", "hzipf", "hgauss"):  # the harness's own generators (qrita.bench.inputs)
+        from qrita.bench.inputs import make_logits as harness_logits
+
+        x = harness_logits({"hllm": "llm", "hzipf": "zipf", "hgauss": "gaussian"}[dist], B, V, device="cuda", seed=seed)
     elif dist == "ties":
         x = torch.randint(-4, 4, (B, V), device="cuda", generator=g).float()
     else:
