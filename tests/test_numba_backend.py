@@ -584,8 +584,8 @@ def test_gpu_cupy_in_cupy_out():
 @needs_cuda
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
 def test_gpu_fused_mask_of_cupy_arrays(dtype):
-    """Fused masking (forced: the GPU default for cupy arrays stays the generic path until this
-    passes on a GPU) gives Selection.apply's bits for cupy arrays, out of place and in place."""
+    """Fused masking (forced here; the GPU default for cupy arrays since it passed on the H200) gives
+    Selection.apply's bits for cupy arrays, out of place and in place."""
     cupy = pytest.importorskip("cupy")
     V = 32000
     rng = np.random.default_rng(13)

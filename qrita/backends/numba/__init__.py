@@ -32,6 +32,12 @@ def _simulator_requested() -> bool:
     return os.environ.get("NUMBA_ENABLE_CUDASIM", "0").strip() not in ("", "0")
 
 
+# the callers' libraries whose masking is fused by default on a GPU: torch since the thirteenth session
+# (test_gpu_fused_mask_matches_selection_apply), cupy since the fifteenth (test_gpu_fused_mask_of_cupy_arrays,
+# fp32 and fp16, passed on the H200: docs/bench/h200-2026-12-02/session15/ call B)
+FUSED_MASK_LIBS = ("torch", "cupy")
+
+
 class NumbaBackend(Backend):
     name = "numba"
     option_names = frozenset({"truncation", "split", "capacity", "fused_mask"})
@@ -81,10 +87,10 @@ class NumbaBackend(Backend):
 
     def top_k_top_p(self, req: Request, mask_value: float, out):
         """Fused masking (no ``[B, V]`` scratch).  On a GPU it is the default for torch
-        tensors, the inputs its H200 check ran on (docs/numba.md); cupy arrays keep the
-        generic ``Selection.apply`` path until a GPU run checks them, and
+        tensors and cupy arrays, the inputs its H200 checks ran on (docs/numba.md); numba
+        device arrays keep the generic ``Selection.apply`` path, and
         ``options={"fused_mask": ...}`` chooses either way (the simulator always fuses)."""
-        if not self.simulated and not req.options.get("fused_mask", req.lib == "torch"):
+        if not self.simulated and not req.options.get("fused_mask", req.lib in FUSED_MASK_LIBS):
             return None
         from .launch import run_mask
 
