@@ -274,9 +274,9 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         # top-p geometry): the path before the eighth session, for A/B runs.
         kp = p_mode != 0 and k_mode == 1 and 1 <= k_s < V and not opts.get("kp_softmax", KP_SOFTMAX)
         topk_geometry = p_mode == 0 or kp  # no bit depends on the span
+        span_warps = span_warps_opt or span_warps_of(B, kp, with_idx)
         # each row's update run by the last program of its miss round, and (an option, slower) its finish
         # by the last program of its span pass (FOLD_MAX_ROWS); the same bits
-        span_warps = span_warps_opt or span_warps_of(B, kp, with_idx)
         fold = bool(opts.get("fold_updates", topk_geometry and B <= FOLD_MAX_ROWS))
         # one program a row runs each miss round over the row's spans, then its update (round_kernel ROW_MODE;
         # it takes the place of fold_updates): above FOLD_MAX_ROWS rows for the top-k geometry with truncation,
