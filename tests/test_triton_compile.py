@@ -1,11 +1,12 @@
 """Every Triton kernel variant compiles for sm_90, sm_80 and AMD's MI300 (gfx942), without a
-GPU, in a process of its own (the AMD backend ships in the triton wheel).
+GPU, in processes of their own (the AMD backend ships in the triton wheel).
 ``QRITA_COMPILE_TARGETS`` picks other targets, e.g. ``cuda:90`` alone.
 
-The compiles take minutes: with a cold Triton cache about 430 s of one core for sm_90 and 480 s for
-sm_80 (fifteenth session, 207 variants a target).  One process a target starts as soon as this test
-is collected (``tests/conftest.py`` calls :func:`start`), so they run beside the single-threaded
-simulated tests and each other, and the test itself only waits for them."""
+The compiles take minutes: with a cold Triton cache about 430 s of one core for sm_90, 480 s
+for sm_80 and 440 s for gfx942 (fifteenth session, 207 variants a target).  One process a target
+starts as soon as this test is collected (``tests/conftest.py`` calls :func:`start`), so they run
+beside the single-threaded simulated tests and each other, and the test itself only waits for
+them."""
 
 from __future__ import annotations
 
