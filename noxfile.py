@@ -22,6 +22,7 @@ ROOT = Path(__file__).parent
 TORCH = "torch==2.13.0"
 RUFF = "ruff==0.17.6"
 TRITON = "triton==3.9.0"
+XDIST = "pytest-xdist==3.8.0"
 # The NVRTC compile check of the cupy backend needs cupy and NVRTC, no GPU.
 CUPY = ("cupy-cuda13x", "nvidia-cuda-nvrtc")
 # Numpy has no bfloat16; ml_dtypes adds one, so the numpy-bf16 tests run instead of skipping.
@@ -67,10 +68,15 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def triton(session: nox.Session) -> None:
-    """The Triton backend under the interpreter (TRITON_INTERPRET=1) on CPU tensors: conformance and properties."""
-    session.install(TORCH, TRITON, ".[test]", *TEST_EXTRAS)
+    """The Triton backend under the interpreter (TRITON_INTERPRET=1) on CPU tensors: conformance and properties.
+
+    The interpreter runs one core a process: the tests run in two pytest-xdist workers (about 650 s
+    of one core in all), beside the AOT compile check's processes (``tests/test_triton_compile.py``).
+    """
+    session.install(TORCH, TRITON, ".[test]", XDIST, *TEST_EXTRAS)
     env = {**NO_SIMULATORS, **SIMULATOR, "TRITON_INTERPRET": "1", "QRITA_TEST_BACKENDS": "triton"}
-    _pytest(session, "-q", "tests/test_conformance.py", "tests/test_properties.py", *_tests_for("triton"), env=env)
+    _pytest(session, "-q", "-n", "2", "tests/test_conformance.py", "tests/test_properties.py", *_tests_for("triton"),
+            env=env)
 
 
 @nox.session

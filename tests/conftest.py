@@ -82,11 +82,15 @@ def _explicit_params(metafunc) -> set[str]:
     return out
 
 
-def pytest_collection_modifyitems(config, items):
-    _thin_simulated(config, items)
-    for item in items:
+def pytest_collection_finish(session):
+    """Start the AOT compile check's processes once the selection is final (``-k``/``-m`` applied)."""
+    for item in session.items:
         if getattr(item, "originalname", None) == "test_every_variant_compiles":
             item.module.start()  # minutes of compiling, beside the other tests (test_triton_compile.py)
+
+
+def pytest_collection_modifyitems(config, items):
+    _thin_simulated(config, items)
     if backends.cuda_available():
         return
     skip_gpu = pytest.mark.skip(reason="needs a CUDA device (run with -m gpu on the device machine)")

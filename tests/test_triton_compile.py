@@ -4,16 +4,18 @@ GPU, in processes of their own (the AMD backend ships in the triton wheel).
 
 The compiles take minutes: with a cold Triton cache about 430 s of one core for sm_90, 480 s
 for sm_80 and 440 s for gfx942 (fifteenth session, 207 variants a target).  One process a target
-starts as soon as this test is collected (``tests/conftest.py`` calls :func:`start`), so they run
-beside the single-threaded simulated tests and each other, and the test itself only waits for
-them."""
+starts as soon as this test is collected (``tests/conftest.py`` calls :func:`start`; under
+pytest-xdist only in the first worker to get there), so they run beside the simulated tests and
+each other, and the test itself only waits for them."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 import pytest
 
@@ -21,30 +23,65 @@ pytest.importorskip("triton")
 
 TARGETS = os.environ.get("QRITA_COMPILE_TARGETS", "cuda:90,cuda:80,hip:gfx942").split(",")
 SKIP = os.environ.get("QRITA_SKIP_COMPILE") == "1"
-_RUN: dict = {}
+# One folder a pytest run, shared by its xdist workers (their common run id; without xdist one
+# for this process): the first process to create it starts the compiles, whichever worker runs the
+# test waits for their exit codes there.
+_RUN_ID = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+RUN_DIR = os.path.join(tempfile.gettempdir(), f"qrita-compile-{_RUN_ID or f'pid{os.getpid()}'}")
+# runs one target's compile check with its output in a log, then writes its exit code (atomically)
+_WRAPPER = (
+    "import os, subprocess, sys\n"
+    "target, log, rc = sys.argv[1:]\n"
+    "with open(log, 'w') as f:\n"
+    "    code = subprocess.run([sys.executable, '-m', 'qrita.backends.triton.compile_check', target],\n"
+    "                          stdout=f, stderr=subprocess.STDOUT).returncode\n"
+    "with open(rc + '.tmp', 'w') as f:\n"
+    "    f.write(str(code))\n"
+    "os.replace(rc + '.tmp', rc)\n"
+)
+
+
+def _files(target: str) -> tuple[str, str]:
+    name = target.replace(":", "_")
+    return os.path.join(RUN_DIR, name + ".log"), os.path.join(RUN_DIR, name + ".rc")
+
+
+_STARTED: list = []
 
 
 def start() -> None:
-    """Start the compile processes (once): one a target."""
-    if SKIP or "runs" in _RUN:
+    """Start the compile processes, one a target, once a run (the process that creates RUN_DIR)."""
+    if SKIP or _STARTED:
         return
+    _STARTED.append(True)
+    try:
+        os.makedirs(RUN_DIR)
+    except FileExistsError:
+        if not _RUN_ID:  # a folder left by an earlier process of this pid: its results are not ours
+            shutil.rmtree(RUN_DIR, ignore_errors=True)
+            os.makedirs(RUN_DIR)
+        else:
+            return
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    _RUN["runs"] = []
     for target in TARGETS:
-        log = tempfile.TemporaryFile(mode="w+")
-        proc = subprocess.Popen([sys.executable, "-m", "qrita.backends.triton.compile_check", target],
-                                env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
-        _RUN["runs"].append((target, proc, log))
+        subprocess.Popen([sys.executable, "-c", _WRAPPER, target, *_files(target)], env=env)
 
 
 @pytest.mark.skipif(SKIP, reason="QRITA_SKIP_COMPILE=1")
 def test_every_variant_compiles():
     start()
-    for target, proc, log in _RUN["runs"]:
-        proc.wait(timeout=2400)
-        log.seek(0)
-        report = log.read()
-        assert proc.returncode == 0, f"{target}:\n{report}"
+    deadline = time.monotonic() + 2400
+    reports = {}
+    for target in TARGETS:
+        log, rc = _files(target)
+        while not os.path.exists(rc):
+            assert time.monotonic() < deadline, f"{target}: no exit code after 2400 s"
+            time.sleep(1)
+        with open(log) as f, open(rc) as g:
+            reports[target] = (int(g.read()), f.read())
+    shutil.rmtree(RUN_DIR, ignore_errors=True)
+    for target, (code, report) in reports.items():
+        assert code == 0, f"{target}:\n{report}"
         assert report.count("ok ") >= 12, f"{target}:\n{report}"
 
 
