@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 
 import pytest
 
@@ -23,11 +24,11 @@ pytest.importorskip("triton")
 
 TARGETS = os.environ.get("QRITA_COMPILE_TARGETS", "cuda:90,cuda:80,hip:gfx942").split(",")
 SKIP = os.environ.get("QRITA_SKIP_COMPILE") == "1"
-# One folder a pytest run, shared by its xdist workers (their common run id; without xdist one
-# for this process): the first process to create it starts the compiles, whichever worker runs the
-# test waits for their exit codes there.
-_RUN_ID = os.environ.get("PYTEST_XDIST_TESTRUNUID")
-RUN_DIR = os.path.join(tempfile.gettempdir(), f"qrita-compile-{_RUN_ID or f'pid{os.getpid()}'}")
+# One folder a pytest run, shared by its xdist workers (their common run id; without xdist a fresh
+# one for this process): the first process to create it starts the compiles, whichever worker runs
+# the test waits for their exit codes there.
+RUN_DIR = os.path.join(tempfile.gettempdir(),
+                       f"qrita-compile-{os.environ.get('PYTEST_XDIST_TESTRUNUID') or uuid.uuid4().hex}")
 # runs one target's compile check with its output in a log, then writes its exit code (atomically)
 _WRAPPER = (
     "import os, subprocess, sys\n"
@@ -56,12 +57,8 @@ def start() -> None:
     _STARTED.append(True)
     try:
         os.makedirs(RUN_DIR)
-    except FileExistsError:
-        if not _RUN_ID:  # a folder left by an earlier process of this pid: its results are not ours
-            shutil.rmtree(RUN_DIR, ignore_errors=True)
-            os.makedirs(RUN_DIR)
-        else:
-            return
+    except FileExistsError:  # another worker of this run started them
+        return
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     for target in TARGETS:
         subprocess.Popen([sys.executable, "-c", _WRAPPER, target, *_files(target)], env=env)
