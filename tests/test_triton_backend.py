@@ -213,13 +213,16 @@ def test_fused_rounds_give_the_unfused_bits(dtype, k, p, ties, miss):
     (torch.float32, 25, None, "lowest_index", "rounds", {}), (torch.float32, 20, 0.6, "all", "rounds", {}),
     (torch.bfloat16, 25, None, "all", "tiny-slots", {}), (torch.float32, None, 0.5, "lowest_index", "rounds", {}),
     (torch.float32, 25, None, "lowest_index", "row-fallback", {}),
-    (torch.float32, 20, 0.6, "lowest_index", "rounds", dict(span_rounds_first=1, round_maxnreg=255))])
+    (torch.float32, 20, 0.6, "lowest_index", "rounds", dict(span_rounds_first=1, round_maxnreg=255)),
+    (torch.float32, 20, 0.6, "all", "rounds", dict(row_loop=False)),
+    (torch.float32, 25, None, "lowest_index", "row-fallback", dict(row_loop=False))])
 def test_row_rounds_give_the_span_rounds_bits(dtype, k, p, ties, mode, extra):
     """Miss rounds run one program a row over the row's spans, then its update (option row_rounds,
     the default of a top-k above 16 rows), give the bits of one program a span and a separate
     update: forced misses (evaluating and gathering rounds, slots too small, the row fallback),
     adversarial rows and bf16 duplicates, top-k, k+p and top-p, both tie rules; and with the first
-    round over the span grid (span_rounds_first)."""
+    round over the span grid (span_rounds_first), and each row-mode round in a launch of its own
+    (``row_loop=False``; by default one launch runs them all)."""
     x = torch.cat([_adversarial_rows(dtype), _logits(11, 2, 600, dtype, ties=True)])
     base = MISS_OPTIONS[mode]
     ref = qrita.select(x, k, p, backend="triton", ties=ties, options=dict(base, row_rounds=False))
@@ -431,7 +434,8 @@ def test_fill_and_scatter_gives_the_read_paths_bits(dtype, monkeypatch):
 
     Rows: a tie group cut at the boundary (resolved from the slot), one of 300 (more than TIE_TILE:
     resolved from the row), one that keeps +0.0 and -0.0 (read, not scattered), a top-p miss, and
-    NaN/+inf entries."""
+    NaN/+inf entries.  Then the ties found from the row over several spans, the pick folded into the
+    count launch (``fold_ties``, the default) or not."""
     monkeypatch.setattr(triton_launch, "TIE_TILE", 64)  # the 300-tie row takes the row path
     rng = np.random.default_rng(21)
     V = 3000
@@ -461,6 +465,13 @@ def test_fill_and_scatter_gives_the_read_paths_bits(dtype, monkeypatch):
     assert torch.equal(got.cpu().view(bits), want.view(bits))
     sel = qrita.select(xt, k, p, backend="triton")
     assert sel.hit.cpu().tolist()[:3] == [True, True, True]  # the scatter path ran (rows 0, 1; row 2 reads)
+    # cut ties found from the row over several spans: the pick by the last program of the row's counts
+    # (fold_ties, the default) and in a launch of its own
+    spans = dict(span=512, span_cap=64)
+    folded = qrita.top_k_top_p(xt, k, p, backend="triton", mask_value=-7.0, options=spans)
+    apart = qrita.top_k_top_p(xt, k, p, backend="triton", mask_value=-7.0, options=dict(spans, fold_ties=False))
+    assert torch.equal(folded.cpu().view(bits), apart.cpu().view(bits))
+    assert torch.equal(folded[:3].cpu().view(bits), want[:3].view(bits))
 
 
 def test_non_contiguous_rows_and_vocab():
@@ -584,7 +595,8 @@ def test_sample_draws_the_array_paths_tokens(dtype, small_slots, monkeypatch):
     Rows that hit are drawn from their candidate slot, the others from the row itself;
     ``small_slots`` (short spans, 64-key slots) splits rows over spans and sends the
     wider kept sets through slot overflows, miss rounds and the row draw, and draws and ties over
-    several slot steps (``SLOT_CHUNK``; ``SAMPLE_SLOT_CHUNK``, the default of the option ``sample_chunk``)."""
+    several slot steps (``SLOT_CHUNK``; ``SAMPLE_SLOT_CHUNK``, the default of the option ``sample_chunk``).
+    The slot draw runs in the slot tie kernel (``fuse_draw``, the default) and in a launch of its own."""
     if small_slots:
         monkeypatch.setattr(triton_launch, "MAX_SPAN", 512)
         monkeypatch.setattr(triton_launch, "SPAN_CAP", 64)
@@ -608,6 +620,11 @@ def test_sample_draws_the_array_paths_tokens(dtype, small_slots, monkeypatch):
         got = qrita.sample(xt, k, p, seeds=seeds, backend="triton", ties=ties)
         assert got.dtype == torch.int64 and got.device == xt.device
         assert got.cpu().tolist() == want.tolist()
+        # the slot draw in a launch of its own, after the row tie kernels (the option fuse_draw off)
+        with monkeypatch.context() as m:
+            m.setattr(triton_launch, "FUSE_DRAW", False)
+            apart = qrita.sample(xt, k, p, seeds=seeds, backend="triton", ties=ties)
+        assert apart.cpu().tolist() == want.tolist()
     assert got[2].item() == -1 and got[1].item() in (7, 900, V - 1)
     one = qrita.sample(xt[0], 20, 0.8, seeds=5, backend="triton")
     assert one.shape == () and one.item() == qrita.sample(xt[0].cpu(), 20, 0.8, seeds=5, backend="numpy").item()

@@ -174,7 +174,7 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
         yield name, _source(kernels.finish_kernel, finish_args, const), search_warps
     round_args = dict(row, k_mode="i32", p_mode_arg="i32", cand_ptr="*i32", rpart_i_ptr="*i32",
                       rpart_f_ptr="*fp32", n_spans="i32", ctr_ptr="*i32", state_i_ptr="*i64", state_f_ptr="*fp32",
-                      lanes_ptr="*i64", ticket_ptr="*i32", ties_all="i32", last="i32", **outputs)
+                      lanes_ptr="*i64", ticket_ptr="*i32", ties_all="i32", last="i32", **outputs, n_loop="i32")
     # (mass only, span, value lanes, fold, row mode): fold, the update in the round (a top-k at B <=
     # launch.FOLD_MAX_ROWS; the top-p rounds of the option fold_updates run in the interpreter suite only: the
     # folded kernels compile slowly); row mode, one program a row and its update (a top-k above that, wide spans)
@@ -207,27 +207,35 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
         name += ", value_lanes]" if value_lanes else "]"
         yield name, _source(kernels.update_kernel, update_args, const), search_warps
     tie_args = {"x_ptr": x, "stride_xb": "i64", "stride_xv": "i64", "V": "i32", "row0": "i32", "thr_key_ptr": "*i64",
-                "cut_idx_ptr": "*i64", "tie_cnt_ptr": "*i32", "n_spans": "i32"}
-    for span in (span0, launch.WIDE_SPAN):
-        const = dict(SPAN=span, BLOCK=launch.BLOCK, DTYPE=code, W=kc.width)
-        yield f"tie_count_kernel[{dtype}, span={span}]", _source(kernels.tie_count_kernel, tie_args, const), 8
-        pick_args = dict(tie_args, num_ties_ptr="*i32")
-        pick_args = {name: pick_args[name] for name in ("x_ptr", "stride_xb", "stride_xv", "V", "row0", "thr_key_ptr",
-                                                        "num_ties_ptr", "cut_idx_ptr", "tie_cnt_ptr", "n_spans")}
-        const = dict(SPAN=span, N_SPANS_P2=n_spans_p2, CHUNK=launch.TIE_CHUNK, DTYPE=code, W=kc.width)
-        yield f"tie_pick_kernel[{dtype}, span={span}]", _source(kernels.tie_pick_kernel, pick_args, const), 8
+                "cut_idx_ptr": "*i64", "tie_cnt_ptr": "*i32", "n_spans": "i32", "ticket_ptr": "*i32",
+                "num_ties_ptr": "*i32"}
+    # (span, fold): the pick in the count launch by default (launch.FOLD_TIES); apart, an option
+    for span, fold in ((span0, True), (launch.WIDE_SPAN, True), (span0, False)):
+        const = dict(SPAN=span, BLOCK=launch.BLOCK, DTYPE=code, W=kc.width, FOLD=fold, N_SPANS_P2=n_spans_p2,
+                     CHUNK=launch.TIE_CHUNK)
+        name = f"tie_count_kernel[{dtype}, span={span}" + (", fold]" if fold else "]")
+        yield name, _source(kernels.tie_count_kernel, tie_args, const), 8
+    pick_args = {name: tie_args[name] for name in ("x_ptr", "stride_xb", "stride_xv", "V", "row0", "thr_key_ptr",
+                                                   "num_ties_ptr", "cut_idx_ptr", "tie_cnt_ptr", "n_spans")}
+    const = dict(SPAN=span0, N_SPANS_P2=n_spans_p2, CHUNK=launch.TIE_CHUNK, DTYPE=code, W=kc.width)
+    yield f"tie_pick_kernel[{dtype}, span={span0}]", _source(kernels.tie_pick_kernel, pick_args, const), 8
     slot_args = {"cand_ptr": "*i32", "idx_ptr": "*i32", "part_i_ptr": "*i64", "n_spans": "i32", "row0": "i32",
                  "thr_key_ptr": "*i64", "cut_idx_ptr": "*i64", "hit_ptr": "*i8", "state_ptr": "*i64",
                  "out_ptr": "*i64"}
     const = dict(SPAN_CAP=cap0, N_SPANS_P2=n_spans_p2, CHUNK=launch.SAMPLE_SLOT_CHUNK, DTYPE=code,
                  W=kc.width, KEY_POS_INF=kc.key_pos_inf)
     yield f"sample_slot_kernel[{dtype}]", _source(kernels.sample_slot_kernel, slot_args, const), 4
-    ties_args = dict(slot_args, ctr_ptr="*i32", num_ties_ptr="*i32")
+    ties_args = dict(slot_args, ctr_ptr="*i32", num_ties_ptr="*i32", drawn_ptr="*i8")
     ties_args = {name: ties_args[name] for name in ("cand_ptr", "idx_ptr", "part_i_ptr", "n_spans", "ctr_ptr", "row0",
-                                                    "thr_key_ptr", "num_ties_ptr", "cut_idx_ptr", "hit_ptr")}
-    const = dict(SPAN_CAP=cap0, N_SPANS_P2=n_spans_p2, CHUNK=launch.SLOT_CHUNK, TILE=launch.TIE_TILE,
-                 IDX_BITS=24, W=kc.width)
-    yield f"slot_ties_kernel[{dtype}]", _source(kernels.slot_ties_kernel, ties_args, const), 4
+                                                    "thr_key_ptr", "num_ties_ptr", "cut_idx_ptr", "hit_ptr",
+                                                    "state_ptr", "out_ptr", "drawn_ptr")}
+    # draw: the sampler's (launch.FUSE_DRAW), the slot draw in it; without, the scatter option's
+    for draw in (False, True):
+        const = dict(SPAN_CAP=cap0, N_SPANS_P2=n_spans_p2, CHUNK=launch.SLOT_CHUNK, TILE=launch.TIE_TILE,
+                     IDX_BITS=24, W=kc.width, DRAW=draw, DRAW_CHUNK=launch.SAMPLE_SLOT_CHUNK, DTYPE=code,
+                     KEY_POS_INF=kc.key_pos_inf if draw else 0)
+        yield f"slot_ties_kernel[{dtype}" + (", draw]" if draw else "]"), _source(kernels.slot_ties_kernel,
+                                                                                ties_args, const), 4
     mask_args = {"x_ptr": x, "stride_xb": "i64", "stride_xv": "i64", "out_ptr": x, "stride_ob": "i64",
                  "stride_ov": "i64", "V": "i32", "row0": "i32", "thr_key_ptr": "*i64", "cut_idx_ptr": "*i64",
                  "hit_ptr": "*i8", "mask_value": "fp32"}

@@ -1012,8 +1012,13 @@ TIE_PENDING = tl.constexpr(-2)  # cut_idx of a row whose tie group is cut, befor
 
 @triton.jit(do_not_specialize=["V", "row0", "n_spans"])
 def tie_count_kernel(x_ptr, stride_xb, stride_xv, V, row0, thr_key_ptr, cut_idx_ptr, tie_cnt_ptr, n_spans,
-                     SPAN: tl.constexpr, BLOCK: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr):
-    """grid (rows, spans): entries equal to the threshold in each span of a row whose tie group is cut."""
+                     ticket_ptr, num_ties_ptr, SPAN: tl.constexpr, BLOCK: tl.constexpr, DTYPE: tl.constexpr,
+                     W: tl.constexpr, FOLD: tl.constexpr = False, N_SPANS_P2: tl.constexpr = 2,
+                     CHUNK: tl.constexpr = 4096):
+    """grid (rows, spans): entries equal to the threshold in each span of a row whose tie group is cut.
+
+    ``FOLD``: the row's last program to store its count (:func:`last_of_row`) runs
+    :func:`tie_pick_kernel` for the row, so that the cut tie is one launch."""
     slot = tl.program_id(0)
     span = tl.program_id(1)
     row = (row0 + slot).to(tl.int64)
@@ -1028,6 +1033,10 @@ def tie_count_kernel(x_ptr, stride_xb, stride_xv, V, row0, thr_key_ptr, cut_idx_
             raw = tl.load(x_row + offs * stride_xv, mask=inb, other=0.0)
             n_eq += (inb & (keys_of(raw, DTYPE, W) == z32)).to(tl.int32)
         tl.store(tie_cnt_ptr + slot.to(tl.int64) * n_spans + span, tl.sum(n_eq, axis=0))
+        if FOLD:
+            if last_of_row(ticket_ptr + slot, n_spans):
+                tie_pick_kernel(x_ptr, stride_xb, stride_xv, V, row0, thr_key_ptr, num_ties_ptr, cut_idx_ptr,
+                                tie_cnt_ptr, n_spans, SPAN, N_SPANS_P2, CHUNK, DTYPE, W)
 
 
 @triton.jit(do_not_specialize=["V", "row0", "n_spans"])
@@ -1036,7 +1045,8 @@ def tie_pick_kernel(x_ptr, stride_xb, stride_xv, V, row0, thr_key_ptr, num_ties_
                     DTYPE: tl.constexpr, W: tl.constexpr):
     """grid (rows,): the index of the ``num_ties``-th entry equal to the threshold, in index
     order: the span that holds it from the span counts (in span order), then a prefix
-    sum over that span alone, CHUNK entries a step."""
+    sum over that span alone, CHUNK entries a step (also run by a program of
+    :func:`tie_count_kernel` over ``(rows, spans)``: its row slot)."""
     slot = tl.program_id(0)
     row = (row0 + slot).to(tl.int64)
     if tl.load(cut_idx_ptr + row) == TIE_PENDING:
@@ -1427,12 +1437,12 @@ def round_span(
 
 
 @triton.jit(do_not_specialize=["V", "row0", "k_scalar", "p_scalar", "k_mode", "p_mode_arg", "n_spans", "ties_all",
-                               "last"])
+                               "last", "n_loop"])
 def round_kernel(
     x_ptr, stride_xb, stride_xv, V, row0,
     k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode_arg,
     cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr, state_i_ptr, state_f_ptr, lanes_ptr,
-    ticket_ptr, ties_all, last, thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr,
+    ticket_ptr, ties_all, last, thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr, n_loop,
     SPAN: tl.constexpr, SPAN_CAP: tl.constexpr, BLOCK: tl.constexpr, UNROLL: tl.constexpr, NPM: tl.constexpr,
     DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr,
     FOLD: tl.constexpr, N_SPANS_P2: tl.constexpr, CB: tl.constexpr, REG_CAP: tl.constexpr, REG_SMALL: tl.constexpr,
@@ -1450,25 +1460,32 @@ def round_kernel(
     row's spans in span order, then the row's update; the same bits.  For requests
     whose rows rarely miss (the top-k geometry), a round of rows that hit then costs
     one program a row and no update launch, where it cost ``n_spans`` programs a row
-    and a launch of the updates.
+    and a launch of the updates.  It runs ``n_loop`` such rounds one after the other
+    (the option ``row_loop``: all of a wave's rounds in one launch), ``last`` applying
+    to the last of them.
     """
     slot = tl.program_id(0)
     stage = tl.load(state_i_ptr + (row0 + slot).to(tl.int64) * ST_I)
     if ROW_MODE:
-        if stage != 0:
-            for span in range(n_spans):
-                round_span(slot, span, stage, x_ptr, stride_xb, stride_xv, V, row0, k_ptr, k_scalar, p_ptr,
-                           p_scalar, k_mode, p_mode_arg, cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr,
-                           state_i_ptr, state_f_ptr, lanes_ptr, SPAN, SPAN_CAP, BLOCK, UNROLL, NPM, DTYPE, W,
-                           KEY_NEG_INF, MASS_ONLY, VALUE_LANES)
-            tl.debug_barrier()  # every span's partials and gathered keys, for every thread of the update
-            update_kernel(
-                x_ptr, stride_xb, stride_xv, V, row0, k_ptr, k_scalar, p_ptr, p_scalar, k_mode,
-                p_mode_arg, ties_all, cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr, state_i_ptr,
-                state_f_ptr, last, thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr,
-                lanes_ptr, N_SPANS_P2, SPAN_CAP, CB, REG_CAP, REG_SMALL, REG_MID, NP, NPM, MAX_ROUNDS, DTYPE,
-                W, KEY_NEG_INF, MASS_ONLY, VALUE_LANES, FUSED_ROUNDS,
-            )
+        # n_loop rounds in this one program (ROW_LOOP; else one): the update's state is read back by the next
+        # round after a barrier, and only the last of them may finish a row that is still open over the row
+        for r in range(n_loop):
+            stage = tl.load(state_i_ptr + (row0 + slot).to(tl.int64) * ST_I)
+            if stage != 0:
+                for span in range(n_spans):
+                    round_span(slot, span, stage, x_ptr, stride_xb, stride_xv, V, row0, k_ptr, k_scalar, p_ptr,
+                               p_scalar, k_mode, p_mode_arg, cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr,
+                               state_i_ptr, state_f_ptr, lanes_ptr, SPAN, SPAN_CAP, BLOCK, UNROLL, NPM, DTYPE, W,
+                               KEY_NEG_INF, MASS_ONLY, VALUE_LANES)
+                tl.debug_barrier()  # every span's partials and gathered keys, for every thread of the update
+                update_kernel(
+                    x_ptr, stride_xb, stride_xv, V, row0, k_ptr, k_scalar, p_ptr, p_scalar, k_mode,
+                    p_mode_arg, ties_all, cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr, state_i_ptr,
+                    state_f_ptr, tl.where(r == n_loop - 1, last, 0), thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr,
+                    hit_ptr, cut_idx_ptr, lanes_ptr, N_SPANS_P2, SPAN_CAP, CB, REG_CAP, REG_SMALL, REG_MID, NP, NPM,
+                    MAX_ROUNDS, DTYPE, W, KEY_NEG_INF, MASS_ONLY, VALUE_LANES, FUSED_ROUNDS,
+                )
+                tl.debug_barrier()  # the update's state, lanes and counters, for the next round's threads
     else:
         if stage != 0:
             round_span(slot, tl.program_id(1), stage, x_ptr, stride_xb, stride_xv, V, row0, k_ptr, k_scalar,
@@ -1729,8 +1746,10 @@ def scatters(hit, thr, W: tl.constexpr):
 
 @triton.jit(do_not_specialize=["row0", "n_spans"])
 def slot_ties_kernel(cand_ptr, idx_ptr, part_i_ptr, n_spans, ctr_ptr, row0, thr_key_ptr, num_ties_ptr, cut_idx_ptr,
-                     hit_ptr, SPAN_CAP: tl.constexpr, N_SPANS_P2: tl.constexpr, CHUNK: tl.constexpr,
-                     TILE: tl.constexpr, IDX_BITS: tl.constexpr, W: tl.constexpr):
+                     hit_ptr, state_ptr, out_ptr, drawn_ptr, SPAN_CAP: tl.constexpr, N_SPANS_P2: tl.constexpr,
+                     CHUNK: tl.constexpr, TILE: tl.constexpr, IDX_BITS: tl.constexpr, W: tl.constexpr,
+                     DRAW: tl.constexpr = False, DRAW_CHUNK: tl.constexpr = 512, DTYPE: tl.constexpr = 0,
+                     KEY_POS_INF: tl.constexpr = 0):
     """grid (rows,): the index of the last kept tie of a row that hit, from its slot alone.
 
     On a hit the whole tie group is in the slot.  Its token indices are appended
@@ -1738,11 +1757,20 @@ def slot_ties_kernel(cand_ptr, idx_ptr, part_i_ptr, n_spans, ctr_ptr, row0, thr_
     there is room and at most TILE of them, the ``num_ties``-th smallest is found
     in a register tile, 4 bits of index a round.  Other rows stay TIE_PENDING for
     ``tie_count_kernel`` and ``tie_pick_kernel``.
+
+    ``DRAW`` (sampling): the program then draws the row's token from its slot
+    (:func:`slot_draw`, the draw of :func:`sample_slot_kernel`) when the row hit
+    and its last kept tie is known, and sets ``drawn`` (int8) to 1 for it, 0 for
+    every other row, which the draw from the row (``sample_kernel``) then takes.
     """
     slot = tl.program_id(0)
     row = (row0 + slot).to(tl.int64)
-    if (tl.load(hit_ptr + row) != 0) & (tl.load(cut_idx_ptr + row) == TIE_PENDING):
+    hit = tl.load(hit_ptr + row) != 0
+    cut_idx = tl.load(cut_idx_ptr + row)
+    n = tl.zeros((), tl.int64)
+    if hit:
         n = slot_count(part_i_ptr, slot, n_spans, N_SPANS_P2)
+    if hit & (cut_idx == TIE_PENDING):
         rowcap = n_spans * SPAN_CAP
         base = slot.to(tl.int64) * rowcap
         z32 = tl.load(thr_key_ptr + row).to(tl.uint32)
@@ -1778,8 +1806,16 @@ def slot_ties_kernel(cand_ptr, idx_ptr, part_i_ptr, n_spans, ctr_ptr, row0, thr_
                 b = tl.min(tl.where(incl >= rank, bins, 16), axis=0)
                 rank -= tl.sum(tl.where(bins < b, cnt, 0), axis=0)
                 lo += b.to(tl.int64) << shift
-            tl.store(cut_idx_ptr + row, tl.where(nties > 0, lo, -1))
+            cut_idx = tl.where(nties > 0, lo, -1)
+            tl.store(cut_idx_ptr + row, cut_idx)
         tl.store(ctr, tl.zeros((), tl.int32))
+    if DRAW:
+        drawn = hit & (cut_idx != TIE_PENDING)
+        if drawn:
+            # the appended tie indices lie past the row's n candidates: the draw reads [0, n) only
+            slot_draw(cand_ptr, idx_ptr, slot.to(tl.int64) * (n_spans * SPAN_CAP), n, row, thr_key_ptr, cut_idx,
+                      state_ptr, out_ptr, DRAW_CHUNK, DTYPE, W, KEY_POS_INF)
+        tl.store(drawn_ptr + row, drawn.to(tl.int8))
 
 
 @triton.jit
@@ -2029,30 +2065,36 @@ def sample_slot_kernel(cand_ptr, idx_ptr, part_i_ptr, n_spans, row0, thr_key_ptr
     row = (row0 + slot).to(tl.int64)
     if tl.load(hit_ptr + row) != 0:
         n = slot_count(part_i_ptr, slot, n_spans, N_SPANS_P2)
-        rowcap = n_spans * SPAN_CAP
-        base = slot.to(tl.int64) * rowcap
-        thr = tl.load(thr_key_ptr + row)
-        cut_idx = tl.load(cut_idx_ptr + row)
-        state = tl.load(state_ptr + row).to(tl.uint64, bitcast=True)
-        neg_inf = float("-inf")
-        big = tl.full((), 2**62, tl.int64)
-        best_v = tl.full((), neg_inf, tl.float64)
-        best_i = big
-        inf_v = tl.full((), neg_inf, tl.float64)
-        inf_i = big
-        for c0 in range(0, n, CHUNK):
-            key, offs, keep = slot_entries(cand_ptr, idx_ptr, base, c0, n, thr, cut_idx, CHUNK, W)
-            g = gumbel_of(state, offs)
-            v = tl.where(keep, value_of_key(key, DTYPE, W).to(tl.float64) + g, neg_inf)
-            m = tl.max(v, axis=0)
-            i_m = tl.min(tl.where(keep & (v == m), offs, big), axis=0)
-            if (m > best_v) | ((m == best_v) & (i_m < best_i)):
-                best_v = m
-                best_i = i_m
-            vi = tl.where(keep & (key == KEY_POS_INF), g, neg_inf)
-            mi = tl.max(vi, axis=0)
-            i_mi = tl.min(tl.where(keep & (key == KEY_POS_INF) & (vi == mi), offs, big), axis=0)
-            if (mi > inf_v) | ((mi == inf_v) & (i_mi < inf_i)):
-                inf_v = mi
-                inf_i = i_mi
-        tl.store(out_ptr + row, tl.where(inf_i < big, inf_i, best_i))
+        slot_draw(cand_ptr, idx_ptr, slot.to(tl.int64) * (n_spans * SPAN_CAP), n, row, thr_key_ptr,
+                  tl.load(cut_idx_ptr + row), state_ptr, out_ptr, CHUNK, DTYPE, W, KEY_POS_INF)
+
+
+@triton.jit
+def slot_draw(cand_ptr, idx_ptr, base, n, row, thr_key_ptr, cut_idx, state_ptr, out_ptr, CHUNK: tl.constexpr,
+              DTYPE: tl.constexpr, W: tl.constexpr, KEY_POS_INF: tl.constexpr):
+    """The token of a row that hit, from the ``n`` candidates of its slot at ``base`` (see
+    :func:`sample_slot_kernel`), stored at ``out[row]``."""
+    thr = tl.load(thr_key_ptr + row)
+    state = tl.load(state_ptr + row).to(tl.uint64, bitcast=True)
+    neg_inf = float("-inf")
+    big = tl.full((), 2**62, tl.int64)
+    best_v = tl.full((), neg_inf, tl.float64)
+    best_i = big
+    inf_v = tl.full((), neg_inf, tl.float64)
+    inf_i = big
+    for c0 in range(0, n, CHUNK):
+        key, offs, keep = slot_entries(cand_ptr, idx_ptr, base, c0, n, thr, cut_idx, CHUNK, W)
+        g = gumbel_of(state, offs)
+        v = tl.where(keep, value_of_key(key, DTYPE, W).to(tl.float64) + g, neg_inf)
+        m = tl.max(v, axis=0)
+        i_m = tl.min(tl.where(keep & (v == m), offs, big), axis=0)
+        if (m > best_v) | ((m == best_v) & (i_m < best_i)):
+            best_v = m
+            best_i = i_m
+        vi = tl.where(keep & (key == KEY_POS_INF), g, neg_inf)
+        mi = tl.max(vi, axis=0)
+        i_mi = tl.min(tl.where(keep & (key == KEY_POS_INF) & (vi == mi), offs, big), axis=0)
+        if (mi > inf_v) | ((mi == inf_v) & (i_mi < inf_i)):
+            inf_v = mi
+            inf_i = i_mi
+    tl.store(out_ptr + row, tl.where(inf_i < big, inf_i, best_i))

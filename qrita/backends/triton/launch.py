@@ -77,6 +77,13 @@ KP_SOFTMAX = False
 # keeps the separate updates.  The option fold_finish (the span pass's last program runs the finish)
 # gained nothing at B=1 and lost at B=16 (top-k 50 31.7 -> 47.3 us).
 FOLD_MAX_ROWS = 16
+# default of the option row_loop: under row_rounds, one launch runs every row-mode miss round of a wave (not
+# measured yet on the H200)
+ROW_LOOP = True
+# default of the option fold_ties: the row tie pick in the tie count launch (not measured yet)
+FOLD_TIES = True
+# default of the option fuse_draw (sampling): the draw from the slot in the slot tie kernel (not measured yet)
+FUSE_DRAW = True
 
 
 def miss_rounds(width: int) -> int:
@@ -256,6 +263,11 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
     scatter = mask is not None and bool(opts.get("scatter", False))
     with_idx = sampling or scatter
     tokens = torch.empty(B, dtype=torch.int64, device=dev) if sampling else None
+    # sampling: the slot tie kernel draws the rows that hit and whose last kept tie it knows (drawn: int8, 1 for
+    # them), one launch fewer than a draw of its own after the row tie kernels (option fuse_draw; the same tokens:
+    # the other rows, a hit with a tie group too large for the slot among them, are drawn from the row)
+    fuse_draw = sampling and bool(opts.get("fuse_draw", FUSE_DRAW))
+    drawn = torch.empty(B, dtype=torch.int8, device=dev) if fuse_draw else hit
     if B > 0:
         k_mode, k_t, k_s = _per_row(req.k, B, dev, torch.int64)
         p_mode, p_t, p_s = _per_row(req.p, B, dev, torch.float32)
@@ -290,6 +302,12 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         # misses gets its first round over all spans in parallel), and the row-mode rounds' own register cap
         # (by default the searches' cap below)
         span_rounds_first = int_option(opts, "span_rounds_first", 0)
+        # the row-mode rounds of a wave in one launch: each program runs its row's rounds one after the other
+        # (round_kernel n_loop), the same bits; a launch, not rounds, is what a wave of rows that hit pays
+        row_loop = bool(opts.get("row_loop", ROW_LOOP))
+        # the pick of a cut tie from the row by the last program of its row's tie counts (kernels.tie_count_kernel
+        # FOLD), one launch for both; the same index
+        fold_ties = bool(opts.get("fold_ties", FOLD_TIES))
         fold_finish = bool(opts.get("fold_finish", False))
         # slot entries a step of the draw from the slot (option sample_chunk; the same token)
         sample_chunk = int_option(opts, "sample_chunk", SAMPLE_SLOT_CHUNK, pow2=True)
@@ -386,14 +404,17 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                     **search_const,
                     **common,
                 )
-            for r in range(n_rounds):
-                last = int(r == n_rounds - 1)
+            r = 0
+            while r < n_rounds:
                 row_mode = row_rounds and r >= span_rounds_first
+                n_loop = n_rounds - r if row_mode and row_loop else 1  # row_loop: the rounds left, one launch
+                r += n_loop
+                last = int(r == n_rounds)
                 kernels.round_kernel[(rows, 1 if row_mode else n_spans)](
                     x, x.stride(0), x.stride(1), V, row0,
                     k_ptr, k_s, p_ptr, p_s, k_mode, p_mode,
                     cand, rpart_i, rpart_f, n_spans, ctr, state_i, state_f, lanes,
-                    ticket, ties_all, last, thr_key, thr_bits, num_ties, count, hit, cut_idx,
+                    ticket, ties_all, last, thr_key, thr_bits, num_ties, count, hit, cut_idx, n_loop,
                     SPAN=span, BLOCK=round_block, UNROLL=round_unroll, NPM=npm, MASS_ONLY=mass_lanes,
                     VALUE_LANES=value_lanes, FOLD=fold, ROW_MODE=row_mode, num_warps=round_warps,
                     **(row_regs if row_mode else {}), **search_const, **common,
@@ -413,21 +434,29 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
             if with_idx:
                 # rows whose tie group is cut: the index of the last kept tie, from the slot
                 # for rows that hit
+                # ... and with fuse_draw, the draw of those rows from the slot (drawn: 1 where it drew)
                 kernels.slot_ties_kernel[(rows,)](
-                    *slot_args, ctr, row0, thr_key, num_ties, cut_idx, hit, CHUNK=SLOT_CHUNK, TILE=TIE_TILE,
-                    IDX_BITS=24, num_warps=4, W=kc.width, **slot_const,
+                    *slot_args, ctr, row0, thr_key, num_ties, cut_idx, hit,
+                    states if fuse_draw else thr_key, tokens if fuse_draw else thr_key, drawn,
+                    CHUNK=SLOT_CHUNK, TILE=TIE_TILE, IDX_BITS=24, DRAW=fuse_draw, DRAW_CHUNK=sample_chunk,
+                    DTYPE=common["DTYPE"], KEY_POS_INF=kc.key_pos_inf if fuse_draw else 0, num_warps=4, W=kc.width,
+                    **slot_const,
                 )
             if mask is not None or sampling:
                 # ... and from the row for the others (the span counts go into the round
                 # scratch, spent by now)
+                # (fold_ties: the pick by each row's last counting program, one launch)
                 kernels.tie_count_kernel[(rows, n_spans)](
-                    x, x.stride(0), x.stride(1), V, row0, thr_key, cut_idx, rpart_i, n_spans,
-                    SPAN=span, BLOCK=block, num_warps=span_warps, **common,
+                    x, x.stride(0), x.stride(1), V, row0, thr_key, cut_idx, rpart_i, n_spans, ticket, num_ties,
+                    SPAN=span, BLOCK=block, FOLD=fold_ties, N_SPANS_P2=n_spans_p2, CHUNK=min(TIE_CHUNK, span),
+                    num_warps=span_warps, **common,
                 )
-                kernels.tie_pick_kernel[(rows,)](
-                    x, x.stride(0), x.stride(1), V, row0, thr_key, num_ties, cut_idx, rpart_i, n_spans,
-                    SPAN=span, N_SPANS_P2=n_spans_p2, CHUNK=min(TIE_CHUNK, span), num_warps=search_warps, **common,
-                )
+                if not fold_ties:
+                    kernels.tie_pick_kernel[(rows,)](
+                        x, x.stride(0), x.stride(1), V, row0, thr_key, num_ties, cut_idx, rpart_i, n_spans,
+                        SPAN=span, N_SPANS_P2=n_spans_p2, CHUNK=min(TIE_CHUNK, span), num_warps=search_warps,
+                        **common,
+                    )
             if mask is not None:
                 mask_value, target = mask
                 kernels.mask_kernel[(rows, triton.cdiv(V, MASK_BLOCK))](
@@ -439,7 +468,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                         *slot_args, row0, thr_key, cut_idx, hit, target, target.stride(0), target.stride(1),
                         CHUNK=SLOT_CHUNK, num_warps=4, **slot_const, **common,
                     )
-            if sampling:
+            if sampling and not fuse_draw:
                 kernels.sample_slot_kernel[(rows,)](
                     *slot_args, row0, thr_key, cut_idx, hit, states, tokens, CHUNK=sample_chunk,
                     KEY_POS_INF=kc.key_pos_inf, num_warps=4, **slot_const, **common,
@@ -451,7 +480,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         threshold = thr_bits.to(torch.int16).view(dtype)
     # every row's hit is 0 or 1 (finalize): a bool view, no launch
     result = SelectResult(threshold=threshold, num_ties=num_ties, count=count, hit=hit.view(torch.bool))
-    return result, Aux(thr_key, cut_idx, req.dtype, hit, tokens)
+    return result, Aux(thr_key, cut_idx, req.dtype, drawn, tokens)
 
 
 class Aux(NamedTuple):
@@ -460,8 +489,8 @@ class Aux(NamedTuple):
     thr_key: torch.Tensor
     cut_idx: torch.Tensor
     dtype: str
-    hit: torch.Tensor  # int8 [B]
-    tokens: torch.Tensor | None  # int64 [B], set for the rows drawn from their slot (hit rows)
+    hit: torch.Tensor  # int8 [B]: 1 for the rows drawn from their slot (with sampling), which run_sample skips
+    tokens: torch.Tensor | None  # int64 [B], set for the rows drawn from their slot
 
 
 TIE_CHUNK = 4096  # entries per step of the prefix sum that finds a cut tie in a row
