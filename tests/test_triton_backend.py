@@ -596,7 +596,9 @@ def test_sample_draws_the_array_paths_tokens(dtype, small_slots, monkeypatch):
     ``small_slots`` (short spans, 64-key slots) splits rows over spans and sends the
     wider kept sets through slot overflows, miss rounds and the row draw, and draws and ties over
     several slot steps (``SLOT_CHUNK``; ``SAMPLE_SLOT_CHUNK``, the default of the option ``sample_chunk``).
-    The slot draw runs in the slot tie kernel (``fuse_draw``, the default) and in a launch of its own."""
+    The slot draw runs in a launch of its own (the default) and in the slot tie kernel (``fuse_draw``); the
+    token of a row drawn from the row is picked by its last part program (``fold_pick``, the default) and
+    by a launch of its own."""
     if small_slots:
         monkeypatch.setattr(triton_launch, "MAX_SPAN", 512)
         monkeypatch.setattr(triton_launch, "SPAN_CAP", 64)
@@ -620,11 +622,13 @@ def test_sample_draws_the_array_paths_tokens(dtype, small_slots, monkeypatch):
         got = qrita.sample(xt, k, p, seeds=seeds, backend="triton", ties=ties)
         assert got.dtype == torch.int64 and got.device == xt.device
         assert got.cpu().tolist() == want.tolist()
-        # the slot draw in a launch of its own, after the row tie kernels (the option fuse_draw off)
-        with monkeypatch.context() as m:
-            m.setattr(triton_launch, "FUSE_DRAW", False)
-            apart = qrita.sample(xt, k, p, seeds=seeds, backend="triton", ties=ties)
-        assert apart.cpu().tolist() == want.tolist()
+        # the slot draw in the slot tie kernel (the option fuse_draw), the pick of a row drawn from the row in a
+        # launch of its own (fold_pick off)
+        for name, value in (("FUSE_DRAW", True), ("FOLD_PICK", False)):
+            with monkeypatch.context() as m:
+                m.setattr(triton_launch, name, value)
+                other = qrita.sample(xt, k, p, seeds=seeds, backend="triton", ties=ties)
+            assert other.cpu().tolist() == want.tolist(), name
     assert got[2].item() == -1 and got[1].item() in (7, 900, V - 1)
     one = qrita.sample(xt[0], 20, 0.8, seeds=5, backend="triton")
     assert one.shape == () and one.item() == qrita.sample(xt[0].cpu(), 20, 0.8, seeds=5, backend="numpy").item()

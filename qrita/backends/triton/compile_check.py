@@ -229,7 +229,7 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
     ties_args = {name: ties_args[name] for name in ("cand_ptr", "idx_ptr", "part_i_ptr", "n_spans", "ctr_ptr", "row0",
                                                     "thr_key_ptr", "num_ties_ptr", "cut_idx_ptr", "hit_ptr",
                                                     "state_ptr", "out_ptr", "drawn_ptr")}
-    # draw: the sampler's (launch.FUSE_DRAW), the slot draw in it; without, the scatter option's
+    # draw: the option fuse_draw (off by default, launch.FUSE_DRAW), the slot draw in it
     for draw in (False, True):
         const = dict(SPAN_CAP=cap0, N_SPANS_P2=n_spans_p2, CHUNK=launch.SLOT_CHUNK, TILE=launch.TIE_TILE,
                      IDX_BITS=24, W=kc.width, DRAW=draw, DRAW_CHUNK=launch.SAMPLE_SLOT_CHUNK, DTYPE=code,
@@ -249,13 +249,17 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
     yield f"scatter_kernel[{dtype}]", _source(kernels.scatter_kernel, scatter_args, const), 4
     sample_args = {"x_ptr": x, "stride_xb": "i64", "stride_xv": "i64", "V": "i32", "row0": "i32",
                    "thr_key_ptr": "*i64", "cut_idx_ptr": "*i64", "state_ptr": "*i64", "part_v_ptr": "*fp64",
-                   "part_i_ptr": "*i64", "n_parts": "i32", "done_ptr": "*i8"}
-    const = dict(PART=launch.SAMPLE_PART, BLOCK=launch.SAMPLE_BLOCK, DTYPE=code, W=kc.width,
-                 KEY_POS_INF=kc.key_pos_inf)
-    yield f"sample_kernel[{dtype}]", _source(kernels.sample_kernel, sample_args, const), 8
+                   "part_i_ptr": "*i64", "n_parts": "i32", "done_ptr": "*i8", "ticket_ptr": "*i32", "count_ptr": "*i32",
+                   "out_ptr": "*i64"}
+    n_parts_p2 = max(2, triton.next_power_of_2(triton.cdiv(V, launch.SAMPLE_PART)))
+    # fold: the pick in the launch of the parts (launch.FOLD_PICK); without it, sample_pick_kernel
+    for fold in (True, False):
+        const = dict(PART=launch.SAMPLE_PART, BLOCK=launch.SAMPLE_BLOCK, DTYPE=code, W=kc.width,
+                     KEY_POS_INF=kc.key_pos_inf, FOLD=fold, NP2=n_parts_p2)
+        yield f"sample_kernel[{dtype}" + (", fold]" if fold else "]"), _source(kernels.sample_kernel, sample_args,
+                                                                              const), 8
     pick_args = {"part_v_ptr": "*fp64", "part_i_ptr": "*i64", "count_ptr": "*i32", "out_ptr": "*i64", "row0": "i32",
                  "n_parts": "i32", "done_ptr": "*i8"}
-    n_parts_p2 = max(2, triton.next_power_of_2(triton.cdiv(V, launch.SAMPLE_PART)))
     yield f"sample_pick_kernel[{dtype}]", _source(kernels.sample_pick_kernel, pick_args, dict(NP2=n_parts_p2)), 1
     if dtype == GPU_DTYPES[0]:  # the stream states of qrita.sample's seeds (no dtype)
         mix = _source(kernels.mix_states_kernel, {"z_ptr": "*i64", "n": "i32"}, dict(BLOCK=launch.MIX_BLOCK))

@@ -1941,8 +1941,9 @@ def gumbel_f32_of(bits):
 
 @triton.jit(do_not_specialize=["V", "row0", "n_parts"])
 def sample_kernel(x_ptr, stride_xb, stride_xv, V, row0, thr_key_ptr, cut_idx_ptr, state_ptr, part_v_ptr, part_i_ptr,
-                  n_parts, done_ptr, PART: tl.constexpr, BLOCK: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr,
-                  KEY_POS_INF: tl.constexpr):
+                  n_parts, done_ptr, ticket_ptr, count_ptr, out_ptr, PART: tl.constexpr, BLOCK: tl.constexpr,
+                  DTYPE: tl.constexpr, W: tl.constexpr, KEY_POS_INF: tl.constexpr, FOLD: tl.constexpr = False,
+                  NP2: tl.constexpr = 2):
     """grid (rows, parts): the part's Gumbel-max winner among kept finite-class and +inf entries.
 
     Per part: (best x + g, its index) and (best g among kept +inf, its index), the
@@ -1951,6 +1952,10 @@ def sample_kernel(x_ptr, stride_xb, stride_xv, V, row0, thr_key_ptr, cut_idx_ptr
     part with no finite winner, so that a row whose kept keys are all ``-inf``
     answers index 0, like the array path.  Rows with ``done`` set were drawn from
     their candidate slot (``sample_slot_kernel``) and are skipped.
+
+    ``FOLD``: the row's last part program (:func:`last_of_row`, on the row's
+    ``ticket``) picks its token (:func:`pick_token`, the body of
+    :func:`sample_pick_kernel`), so that the draw from the row is one launch.
     """
     r = tl.program_id(0).to(tl.int64)
     part = tl.program_id(1).to(tl.int64)
@@ -1958,6 +1963,9 @@ def sample_kernel(x_ptr, stride_xb, stride_xv, V, row0, thr_key_ptr, cut_idx_ptr
     if tl.load(done_ptr + row) == 0:
         sample_part(x_ptr, stride_xb, stride_xv, V, row, r, part, thr_key_ptr, cut_idx_ptr, state_ptr, part_v_ptr,
                     part_i_ptr, n_parts, PART, BLOCK, DTYPE, W, KEY_POS_INF)
+        if FOLD:
+            if last_of_row(ticket_ptr + r, n_parts):
+                pick_token(part_v_ptr, part_i_ptr, count_ptr, out_ptr, row0, r, n_parts, NP2)
 
 
 @triton.jit

@@ -82,8 +82,13 @@ FOLD_MAX_ROWS = 16
 ROW_LOOP = True
 # default of the option fold_ties: the row tie pick in the tie count launch (not measured yet)
 FOLD_TIES = True
-# default of the option fuse_draw (sampling): the draw from the slot in the slot tie kernel (not measured yet)
-FUSE_DRAW = True
+# default of the option fold_pick (sampling): the pick of a token drawn from the row in the launch of its parts (not
+# measured yet)
+FOLD_PICK = True
+# default of the option fuse_draw (sampling): the draw from the slot in the slot tie kernel.  Off: no faster, one
+# launch fewer notwithstanding (H200, eca5dc6, docs/bench/h200-2026-12-02/session16/ call A, the sampler, LLM-like,
+# B=64, off -> on: k100+p0.9 V=151936 65.8 -> 67.1 us, V=128256 60.2 -> 60.0; top-k 50 54.0 -> 56.8, 49.7 -> 49.7)
+FUSE_DRAW = False
 
 
 def miss_rounds(width: int) -> int:
@@ -308,6 +313,9 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         # the pick of a cut tie from the row by the last program of its row's tie counts (kernels.tie_count_kernel
         # FOLD), one launch for both; the same index
         fold_ties = bool(opts.get("fold_ties", FOLD_TIES))
+        # run_sample: the token of a row drawn from the row by the last of its part programs (kernels.sample_kernel
+        # FOLD), one launch for both; the same token
+        fold_pick = bool(opts.get("fold_pick", FOLD_PICK))
         fold_finish = bool(opts.get("fold_finish", False))
         # slot entries a step of the draw from the slot (option sample_chunk; the same token)
         sample_chunk = int_option(opts, "sample_chunk", SAMPLE_SLOT_CHUNK, pow2=True)
@@ -350,8 +358,10 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         # rounds -> updates -> next wave)
         # and each row's round ticket (option fold_updates: the round's last program of a row runs
         # its update), left at zero the same way; one fill for both
-        ctrs = torch.zeros((2, wave), dtype=torch.int32, device=dev)
-        ctr, ticket = ctrs[0], ctrs[1]
+        # (sampling, fold_pick) and the tickets of run_sample's part programs, one a row of its wave
+        n_pick = sample_wave(B, V) if sampling and fold_pick else 0
+        ctrs = torch.zeros(2 * wave + n_pick, dtype=torch.int32, device=dev)
+        ctr, ticket, pick_ticket = ctrs[:wave], ctrs[wave:2 * wave], ctrs[2 * wave:]
         cut = torch.empty((wave, 2), dtype=torch.int64, device=dev)  # (gathering cut, low cut) keys
         # two_cuts: each span's count above the row's low cut, and the low cut
         part_low = torch.empty((wave, n_spans, 2), dtype=torch.int64, device=dev) if two_cuts else part_i
@@ -480,7 +490,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         threshold = thr_bits.to(torch.int16).view(dtype)
     # every row's hit is 0 or 1 (finalize): a bool view, no launch
     result = SelectResult(threshold=threshold, num_ties=num_ties, count=count, hit=hit.view(torch.bool))
-    return result, Aux(thr_key, cut_idx, req.dtype, drawn, tokens)
+    return result, Aux(thr_key, cut_idx, req.dtype, drawn, tokens, pick_ticket if B > 0 and n_pick else None)
 
 
 class Aux(NamedTuple):
@@ -491,6 +501,8 @@ class Aux(NamedTuple):
     dtype: str
     hit: torch.Tensor  # int8 [B]: 1 for the rows drawn from their slot (with sampling), which run_sample skips
     tokens: torch.Tensor | None  # int64 [B], set for the rows drawn from their slot
+    # int32 [sample_wave(B, V)] zeros: run_sample's row tickets (option fold_pick), None for a pick launch
+    pick_ticket: torch.Tensor | None = None
 
 
 TIE_CHUNK = 4096  # entries per step of the prefix sum that finds a cut tie in a row
@@ -531,18 +543,28 @@ def run_sample(x: torch.Tensor, aux, count: torch.Tensor, states: torch.Tensor) 
     if B == 0:
         return out
     n_parts = triton.cdiv(V, SAMPLE_PART)
-    wave = max(1, min(B, SAMPLE_SCRATCH_BYTES // (n_parts * 32)))
+    wave = sample_wave(B, V)
     part_v = torch.empty((wave, n_parts, 2), dtype=torch.float64, device=x.device)
     part_i = torch.empty((wave, n_parts, 2), dtype=torch.int64, device=x.device)
     part = min(SAMPLE_PART, triton.next_power_of_2(V))
     block = min(SAMPLE_BLOCK, part)
+    np2 = max(2, triton.next_power_of_2(n_parts))
+    fold = aux.pick_ticket is not None
+    ticket = aux.pick_ticket if fold else thr_key
     for row0 in range(0, B, wave):
         rows = min(wave, B - row0)
         kernels.sample_kernel[(rows, n_parts)](
             x, x.stride(0), x.stride(1), V, row0, thr_key, cut_idx, states, part_v, part_i, n_parts, hit,
-            PART=part, BLOCK=block, DTYPE=DTYPE_CODE[dtype], W=kc.width, KEY_POS_INF=kc.key_pos_inf, num_warps=8,
+            ticket, count, out, PART=part, BLOCK=block, DTYPE=DTYPE_CODE[dtype], W=kc.width,
+            KEY_POS_INF=kc.key_pos_inf, FOLD=fold, NP2=np2, num_warps=8,
         )
-        kernels.sample_pick_kernel[(rows,)](
-            part_v, part_i, count, out, row0, n_parts, hit, NP2=max(2, triton.next_power_of_2(n_parts)), num_warps=1,
-        )
+        if not fold:
+            kernels.sample_pick_kernel[(rows,)](
+                part_v, part_i, count, out, row0, n_parts, hit, NP2=np2, num_warps=1,
+            )
     return out
+
+
+def sample_wave(B: int, V: int) -> int:
+    """Rows a wave of :func:`run_sample` (its partials stay within SAMPLE_SCRATCH_BYTES)."""
+    return max(1, min(B, SAMPLE_SCRATCH_BYTES // (triton.cdiv(V, SAMPLE_PART) * 32)))
