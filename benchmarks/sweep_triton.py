@@ -128,19 +128,26 @@ ROW_MISS = [{}, dict(row_rounds=False), dict(span_rounds_first=1), dict(round_ma
 ROW_MISS_CASES = [("zipf", torch.float32, 1024, 100, 0.9, ROW_MISS), ("zipf", torch.float32, 1024, 50, None, ROW_MISS),
                   ("llm", torch.float32, 1024, 50, None, ROW_MISS), ("llm", torch.float32, 64, 50, None, ROW_MISS),
                   ("llm", torch.float32, 1024, 100, 0.9, ROW_MISS)]
-# --set kp_harness (not run yet): the harness's LLM-like k100+p0.9 select at B=1024 went 456 -> 548 us (fp32) and
-# 429 -> 539 (bf16) between the thirteenth and fifteenth sessions' harness runs while Gaussian went 386 -> 292
-# (docs/bench/h200-2026-12-02/session15/): the fourteenth session's defaults one at a time, on the harness's own
-# generators (gpu_check's "h" distributions)
+# --set kp_harness (session 16 call B: row_rounds off 573.8 -> 391.3 us, the others within 3%): the harness's
+# LLM-like k100+p0.9 select at B=1024 went 456 -> 548 us (fp32) and 429 -> 539 (bf16) between the thirteenth and
+# fifteenth sessions' harness runs while Gaussian went 386 -> 292 (docs/bench/h200-2026-12-02/session15/): the
+# fourteenth session's defaults one at a time, on the harness's own generators (gpu_check's "h" distributions)
 KP_OLD = dict(fused_rounds=False, search_maxnreg=255, row_rounds=False)
 KP_H = [{}, dict(search_maxnreg=255), dict(fused_rounds=False), dict(row_rounds=False), KP_OLD]
 KP_H_CASES = [("hllm", torch.float32, 1024, 100, 0.9, KP_H), ("hllm", torch.bfloat16, 1024, 100, 0.9, KP_H),
               ("hgauss", torch.float32, 1024, 100, 0.9, KP_H), ("hzipf", torch.float32, 1024, 100, 0.9, KP_H),
               ("hllm", torch.float32, 1024, 50, None, KP_H[:2] + KP_H[4:])]
+# --set kp_rows (session 16): a top-k with a top-p above 64 rows keeps span-grid miss rounds (launch.
+# ROW_ROUNDS_KP_MAX_ROWS); row_rounds on again, on the harness's generators
+KP_R = [{}, dict(row_rounds=True)]
+KP_R_CASES = [(d, t, B, 100, 0.9, KP_R) for d, t, B in (
+    ("hllm", torch.float32, 1024), ("hgauss", torch.float32, 1024), ("hzipf", torch.float32, 1024),
+    ("hllm", torch.bfloat16, 1024), ("hllm", torch.float32, 256), ("hgauss", torch.float32, 256))]
 SETS = {"geometry": CASES, "layout": LAYOUT_CASES, "topp": TOPP_CASES, "split": SPLIT_CASES, "batch": BATCH_CASES,
         "agg": AGG_CASES, "share": SHARE_CASES, "defer": DEFER_CASES, "kp": KP_CASES,
         "share_hi": SHARE_HI_CASES, "fold": FOLD_CASES, "occupancy": OCC_CASES,
-        "defaults": DEF_CASES, "rows": ROW_CASES, "rows_miss": ROW_MISS_CASES, "kp_harness": KP_H_CASES}
+        "defaults": DEF_CASES, "rows": ROW_CASES, "rows_miss": ROW_MISS_CASES, "kp_harness": KP_H_CASES,
+        "kp_rows": KP_R_CASES}
 
 
 def main() -> None:

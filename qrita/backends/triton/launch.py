@@ -77,17 +77,28 @@ KP_SOFTMAX = False
 # keeps the separate updates.  The option fold_finish (the span pass's last program runs the finish)
 # gained nothing at B=1 and lost at B=16 (top-k 50 31.7 -> 47.3 us).
 FOLD_MAX_ROWS = 16
-# default of the option row_loop: under row_rounds, one launch runs every row-mode miss round of a wave (not
-# measured yet on the H200)
+# default of the option row_loop: under row_rounds, one launch runs every row-mode miss round of a wave, the same
+# bits.  H200 (eca5dc6, docs/bench/h200-2026-12-02/session16/ call A, LLM-like, fp32, off -> on): select top-k 50
+# V=131072 B=64 39.9 -> 35.3 us, B=1024 294.7 -> 246.4; the sampler at B=64 k100+p0.9 V=151936 72.0 -> 67.1,
+# V=128256 64.8 -> 60.0, top-k 50 61.5 -> 56.8, 54.4 -> 49.7
 ROW_LOOP = True
-# default of the option fold_ties: the row tie pick in the tie count launch (not measured yet)
+# a top-k with a top-p over more than this many rows keeps the span grid for its miss rounds (row_rounds off): under
+# row_rounds a row that misses runs its rounds in one program, about 50-70 us a round at V=131072.  H200 (97130fa,
+# session16/ call B, sweep_triton.py --set kp_harness, select k100+p0.9, B=1024, the harness's LLM-like rows, 1 of
+# 1024 missing): 573.8 us with row_rounds, 391.3 without; Zipf (2 of 1024 missing, session15/ call B) 1298 -> 998
+ROW_ROUNDS_KP_MAX_ROWS = 64
+# default of the option fold_ties: the row tie pick in the tie count launch, the same index.  H200 (eca5dc6,
+# session16/ call A, the sampler, LLM-like, B=64, off -> on): k100+p0.9 V=151936 67.4 -> 67.1 us, V=128256 61.0 ->
+# 60.0; top-k 50 57.1 -> 56.8, 50.3 -> 49.7
 FOLD_TIES = True
-# default of the option fold_pick (sampling): the pick of a token drawn from the row in the launch of its parts (not
-# measured yet)
+# default of the option fold_pick (sampling): the pick of a token drawn from the row in the launch of its parts, the
+# same token.  H200 (97130fa, session16/ call B, the sampler, LLM-like, B=64, off -> on): k100+p0.9 V=151936 66.0 ->
+# 65.2 us, V=128256 61.0 -> 59.7; top-k 50 54.6 -> 53.4, 50.1 -> 48.6; B=1024 k100+p0.9 518.7 -> 519.3
 FOLD_PICK = True
 # default of the option fuse_draw (sampling): the draw from the slot in the slot tie kernel.  Off: no faster, one
-# launch fewer notwithstanding (H200, eca5dc6, docs/bench/h200-2026-12-02/session16/ call A, the sampler, LLM-like,
-# B=64, off -> on: k100+p0.9 V=151936 65.8 -> 67.1 us, V=128256 60.2 -> 60.0; top-k 50 54.0 -> 56.8, 49.7 -> 49.7)
+# launch fewer notwithstanding (H200, the sampler, LLM-like, B=64, off -> on; eca5dc6, session16/ call A: k100+p0.9
+# V=151936 65.8 -> 67.1 us, V=128256 60.2 -> 60.0, top-k 50 54.0 -> 56.8, 49.7 -> 49.7; 97130fa, call B: 65.2 ->
+# 64.7, 59.7 -> 57.8, 53.4 -> 52.2, 48.6 -> 48.1): within the noise of one call to the next
 FUSE_DRAW = False
 
 
@@ -301,7 +312,10 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         # select, fp32, V=131072): LLM-like top-k 50 B=64 45.8 -> 36.8 us, B=1024 259.5 -> 238.3; k100+p0.9 B=64
         # 56.8 -> 48.4; a row that misses runs its rounds in one program: Zipf k100+p0.9 B=1024 (2 of 1024 rows
         # miss) 996.4 -> 1290.0 us
-        row_rounds = bool(opts.get("row_rounds", topk_geometry and truncation and B > FOLD_MAX_ROWS))
+        # ... but not for a top-k with a top-p over more than ROW_ROUNDS_KP_MAX_ROWS rows (a batch that large
+        # likely holds a row that misses, and its rounds in one program cost more than the launches save)
+        row_rounds = bool(opts.get("row_rounds", topk_geometry and truncation and B > FOLD_MAX_ROWS
+                                   and (not kp or B <= ROW_ROUNDS_KP_MAX_ROWS)))
         fold = fold and not row_rounds
         # (options, not measured yet) how many leading rounds keep the span grid under row_rounds (a row that
         # misses gets its first round over all spans in parallel), and the row-mode rounds' own register cap
