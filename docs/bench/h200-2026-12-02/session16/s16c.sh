@@ -26,7 +26,7 @@ QRITA_GIT_COMMIT=$SHA timeout -s ABRT 70 python3 -m qrita.bench --full --out $OU
   --providers qrita-triton,qrita-triton-select,torch-topk --scenarios topk50,topp0.9,k100p0.9 \
   --dists llm,zipf,gaussian --dtypes fp32,bf16 --batches 1024 --vocabs 131072 --no-plots > /tmp/bench.log 2>&1
 echo "bench rc=$? t=$((SECONDS-T0))" >> $P
-left=$((440 - (SECONDS - T0)))
+left=$((415 - (SECONDS - T0)))
 QRITA_GIT_COMMIT=$SHA timeout -s ABRT $left python3 -m qrita.bench --full --out $OUT/backends --budget-s $((left-12)) \
   --providers qrita-triton-select,qrita-cupy-select,qrita-numba-select,qrita-triton,qrita-cupy \
   --scenarios topk50,k100p0.9,topp0.9 --dists llm,gaussian,zipf --dtypes fp32 --batches 1024,16 --vocabs 131072 \
