@@ -1768,9 +1768,12 @@ def slot_ties_kernel(cand_ptr, idx_ptr, part_i_ptr, n_spans, ctr_ptr, row0, thr_
     hit = tl.load(hit_ptr + row) != 0
     cut_idx = tl.load(cut_idx_ptr + row)
     n = tl.zeros((), tl.int64)
-    if hit:
-        n = slot_count(part_i_ptr, slot, n_spans, N_SPANS_P2)
+    if DRAW:
+        if hit:
+            n = slot_count(part_i_ptr, slot, n_spans, N_SPANS_P2)
     if hit & (cut_idx == TIE_PENDING):
+        if not DRAW:  # without the draw only these rows read their count, as before the option
+            n = slot_count(part_i_ptr, slot, n_spans, N_SPANS_P2)
         rowcap = n_spans * SPAN_CAP
         base = slot.to(tl.int64) * rowcap
         z32 = tl.load(thr_key_ptr + row).to(tl.uint32)
