@@ -1465,7 +1465,6 @@ def round_kernel(
     to the last of them.
     """
     slot = tl.program_id(0)
-    stage = tl.load(state_i_ptr + (row0 + slot).to(tl.int64) * ST_I)
     if ROW_MODE:
         # n_loop rounds in this one program (ROW_LOOP; else one): the update's state is read back by the next
         # round after a barrier, and only the last of them may finish a row that is still open over the row
@@ -1487,6 +1486,7 @@ def round_kernel(
                 )
                 tl.debug_barrier()  # the update's state, lanes and counters, for the next round's threads
     else:
+        stage = tl.load(state_i_ptr + (row0 + slot).to(tl.int64) * ST_I)
         if stage != 0:
             round_span(slot, tl.program_id(1), stage, x_ptr, stride_xb, stride_xv, V, row0, k_ptr, k_scalar,
                        p_ptr, p_scalar, k_mode, p_mode_arg, cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr,

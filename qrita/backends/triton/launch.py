@@ -513,7 +513,7 @@ class Aux(NamedTuple):
     thr_key: torch.Tensor
     cut_idx: torch.Tensor
     dtype: str
-    hit: torch.Tensor  # int8 [B]: 1 for the rows drawn from their slot (with sampling), which run_sample skips
+    done: torch.Tensor  # int8 [B]: 1 for the rows drawn from their slot (with sampling), which run_sample skips
     tokens: torch.Tensor | None  # int64 [B], set for the rows drawn from their slot
     # int32 [sample_wave(B, V)] zeros: run_sample's row tickets (option fold_pick), None for a pick launch
     pick_ticket: torch.Tensor | None = None
@@ -551,7 +551,7 @@ def run_sample(x: torch.Tensor, aux, count: torch.Tensor, states: torch.Tensor) 
     hit from their candidate slots; the other rows are drawn here, from the row.
     """
     assert aux.tokens is not None, "run_select(..., states=...) before run_sample"
-    thr_key, cut_idx, dtype, hit, out = aux.thr_key, aux.cut_idx, aux.dtype, aux.hit, aux.tokens
+    thr_key, cut_idx, dtype, done, out = aux.thr_key, aux.cut_idx, aux.dtype, aux.done, aux.tokens
     kc = KEY_CONSTANTS[dtype]
     B, V = x.shape
     if B == 0:
@@ -568,13 +568,13 @@ def run_sample(x: torch.Tensor, aux, count: torch.Tensor, states: torch.Tensor) 
     for row0 in range(0, B, wave):
         rows = min(wave, B - row0)
         kernels.sample_kernel[(rows, n_parts)](
-            x, x.stride(0), x.stride(1), V, row0, thr_key, cut_idx, states, part_v, part_i, n_parts, hit,
+            x, x.stride(0), x.stride(1), V, row0, thr_key, cut_idx, states, part_v, part_i, n_parts, done,
             ticket, count, out, PART=part, BLOCK=block, DTYPE=DTYPE_CODE[dtype], W=kc.width,
             KEY_POS_INF=kc.key_pos_inf, FOLD=fold, NP2=np2, num_warps=8,
         )
         if not fold:
             kernels.sample_pick_kernel[(rows,)](
-                part_v, part_i, count, out, row0, n_parts, hit, NP2=np2, num_warps=1,
+                part_v, part_i, count, out, row0, n_parts, done, NP2=np2, num_warps=1,
             )
     return out
 
