@@ -209,6 +209,25 @@ def test_fused_rounds_give_the_unfused_bits(dtype, k, p, ties, miss):
     _check(x, k, p, ties, sel)
 
 
+@pytest.mark.parametrize(("dtype", "k", "p", "ties", "mode", "V"), [
+    (torch.float32, 25, None, "lowest_index", None, 600), (torch.bfloat16, 25, None, "all", None, 600),
+    (torch.float32, 20, 0.6, "lowest_index", "rounds", 600), (torch.bfloat16, 25, None, "all", "tiny-slots", 600),
+    (torch.float16, 1, None, "lowest_index", None, 600), (torch.float32, 700, None, "all", None, 8192)])
+def test_radix_topk_gives_the_pivot_search_bits(dtype, k, p, ties, mode, V):
+    """The register tiles' top-k by radix select (option radix_topk, the default) gives the bits of the
+    pivot search (radix_topk=False, the paper's method): adversarial rows (ties, all equal, +inf, a
+    grammar mask) and 16-bit duplicates, both tie rules, hits and the gathered slots of misses, a
+    top-p after the top-k, and (k=700 of 8192) the mid-size tile."""
+    x = torch.cat([_adversarial_rows(dtype).repeat(1, V // 600 + 1)[:, :V], _logits(13, 2, V, dtype, ties=True),
+                   _logits(14, 2, V, dtype)])
+    base = MISS_OPTIONS[mode] if mode else {}
+    ref = qrita.select(x, k, p, backend="triton", ties=ties, options=dict(base, radix_topk=False))
+    sel = qrita.select(x, k, p, backend="triton", ties=ties, options=dict(base, radix_topk=True))
+    for a, b in ((ref.threshold, sel.threshold), (ref.num_ties, sel.num_ties), (ref.count, sel.count)):
+        assert torch.equal(a.cpu(), b.cpu())
+    _check(x, k, p, ties, sel)
+
+
 @pytest.mark.parametrize(("dtype", "k", "p", "ties", "mode", "extra"), [
     (torch.float32, 25, None, "lowest_index", "rounds", {}), (torch.float32, 20, 0.6, "all", "rounds", {}),
     (torch.bfloat16, 25, None, "all", "tiny-slots", {}), (torch.float32, None, 0.5, "lowest_index", "rounds", {}),

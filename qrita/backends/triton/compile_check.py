@@ -62,7 +62,7 @@ def variants(dtype: str, V: int = 131072, small: bool = False):
 SMALL_KERNELS = ("span_kernel", "finish_kernel", "round_kernel", "update_kernel", "tie_count_kernel",
                  "tie_pick_kernel", "sample_slot_kernel", "slot_ties_kernel")
 SMALL_EXCLUDED = ("has_p=True", "cut_in=True", "two_cuts", "mass_only", "value_lanes", "wide", "prefetch",
-                  "span=32768", "agg=", "defer")
+                  "span=32768", "agg=", "defer", "_topk")
 
 
 SPAN_BASE = dict(has_p=False, prefetch=False, cut_in=True, need_min=False, wide=False, with_idx=False,
@@ -115,12 +115,12 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
                      truncation="i32", state_i_ptr="*i64", state_f_ptr="*fp32", **OUTPUTS, lanes_ptr="*i64")
     search_const = dict(N_SPANS_P2=n_spans_p2, SPAN_CAP=cap0, CB=min(launch.CB, cap0), REG_CAP=slots,
                         REG_SMALL=launch.REG_SMALL, REG_MID=launch.REG_MID, FUSED_ROUNDS=launch.FUSED_ROUNDS,
-                        NP=triton.next_power_of_2(NUM_PIVOTS + 1),
+                        RADIX=launch.RADIX_TOPK, NP=triton.next_power_of_2(NUM_PIVOTS + 1),
                         MAX_ROUNDS=core_search.max_rounds(kc.width, NUM_PIVOTS) + 2, DTYPE=code, W=kc.width,
                         KEY_NEG_INF=kc.key_neg_inf)
     # the finish's constants of a span pass that runs it (FOLD)
     fold_const = {name: search_const[name] for name in ("N_SPANS_P2", "CB", "REG_CAP", "REG_SMALL", "REG_MID",
-                                                         "FUSED_ROUNDS", "NP", "MAX_ROUNDS")}
+                                                         "FUSED_ROUNDS", "RADIX", "NP", "MAX_ROUNDS")}
     cut_args = dict(row, k_mode="i32", p_mode="i32", topk_lut_ptr="*fp32", topp_lut_ptr="*fp32", cut_ptr="*i64",
                     rowcap="i32")
     cut_const = dict(DTYPE=code, W=kc.width, SAMPLE=SAMPLE_SIZE, LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE,
@@ -172,6 +172,10 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
         const = dict(search_const, TWO_CUTS=False, VALUE_LANES=False, NPM=npm, FUSED_ROUNDS=False)
         name = f"finish_kernel[{dtype}, unfused_rounds]"
         yield name, _source(kernels.finish_kernel, finish_args, const), search_warps
+        # the other top-k search of the register tiles (option radix_topk): the pivot search, or radix select
+        const = dict(const, FUSED_ROUNDS=launch.FUSED_ROUNDS, RADIX=not launch.RADIX_TOPK)
+        name = f"finish_kernel[{dtype}, " + ("pivot_topk]" if launch.RADIX_TOPK else "radix_topk]")
+        yield name, _source(kernels.finish_kernel, finish_args, const), search_warps
     round_args = dict(row, k_mode="i32", p_mode_arg="i32", cand_ptr="*i32", rpart_i_ptr="*i32",
                       rpart_f_ptr="*fp32", n_spans="i32", ctr_ptr="*i32", state_i_ptr="*i64", state_f_ptr="*fp32",
                       lanes_ptr="*i64", ticket_ptr="*i32", ties_all="i32", last="i32", **outputs, n_loop="i32")
@@ -186,7 +190,8 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
                            UNROLL=launch.ROUND_UNROLL, NPM=npm, DTYPE=code, W=kc.width, KEY_NEG_INF=kc.key_neg_inf,
                            FOLD=fold, **{name: search_const[name] for name in ("N_SPANS_P2", "CB", "REG_CAP",
                                                                                 "REG_SMALL", "REG_MID",
-                                                                                "FUSED_ROUNDS", "NP", "MAX_ROUNDS")},
+                                                                                "FUSED_ROUNDS", "RADIX", "NP",
+                                                                                "MAX_ROUNDS")},
                            MASS_ONLY=mass_only, VALUE_LANES=value_lanes, ROW_MODE=row_mode)
         name = f"round_kernel[{dtype}" + (", mass_only" if mass_only else "") + (", value_lanes" if value_lanes else "")
         name += ", fold" if fold else ""
@@ -199,7 +204,7 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
                        **outputs, lanes_ptr="*i64")
     update_const = dict(search_const, NPM=npm)
     update_const = {name: update_const[name] for name in ("N_SPANS_P2", "SPAN_CAP", "CB", "REG_CAP", "REG_SMALL",
-                                                          "REG_MID", "FUSED_ROUNDS", "NP", "NPM", "MAX_ROUNDS",
+                                                          "REG_MID", "FUSED_ROUNDS", "RADIX", "NP", "NPM", "MAX_ROUNDS",
                                                           "DTYPE", "W", "KEY_NEG_INF")}
     for mass_only, value_lanes in ((False, False), (True, False), (True, True)):
         const = dict(update_const, MASS_ONLY=mass_only, VALUE_LANES=value_lanes)

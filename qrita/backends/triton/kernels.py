@@ -465,7 +465,7 @@ def span_kernel(
     HAS_P: tl.constexpr, PREFETCH: tl.constexpr = False, CUT_IN: tl.constexpr = False,
     NEED_MIN: tl.constexpr = True, WITH_IDX: tl.constexpr = False, STRIDED: tl.constexpr = False,
     TWO_CUTS: tl.constexpr = 0, AGG: tl.constexpr = 0, DEFER: tl.constexpr = False, ROW_Z: tl.constexpr = True,
-    NEED_NMAX: tl.constexpr = True, FUSED_ROUNDS: tl.constexpr = False,
+    NEED_NMAX: tl.constexpr = True, FUSED_ROUNDS: tl.constexpr = False, RADIX: tl.constexpr = False,
 ):
     """Partials of one span of one row; candidates go to the row's slot ``cand[slot, :n_spans * SPAN_CAP]``.
 
@@ -630,7 +630,7 @@ def span_kernel(
                 ties_all, truncation, cand_ptr, part_i_ptr, part_f_ptr, n_spans, ctr_ptr, state_i_ptr, state_f_ptr,
                 thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr, part_low_ptr, lanes_ptr,
                 N_SPANS_P2, SPAN_CAP, CB, REG_CAP, REG_SMALL, REG_MID, NP, MAX_ROUNDS, DTYPE, W, KEY_NEG_INF,
-                TWO_CUTS != 0, VALUE_LANES, NPM, FUSED_ROUNDS,
+                TWO_CUTS != 0, VALUE_LANES, NPM, FUSED_ROUNDS, RADIX,
             )
 
 
@@ -872,6 +872,39 @@ def stats_above(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row, c
 
 
 @triton.jit
+def _sum_sum_min(a1, b1, c1, a2, b2, c2):
+    """Combine of :func:`radix_kth`'s per-byte statistics: (sum, sum, min)."""
+    return a1 + a2, b1 + b2, tl.minimum(c1, c2)
+
+
+@triton.jit
+def radix_kth(keys, valid, target, W: tl.constexpr):
+    """The ``target``-th largest of the valid keys (1 <= target <= their number), by radix select: the key's
+    bytes from the top, one 256-bin histogram a round of the keys that match the bytes chosen so far (W // 8
+    rounds).  Returns (z, count above z, count equal to z) as int64, what :func:`search` gives for a count
+    target (an order statistic: no bit depends on how it is found)."""
+    t = target.to(tl.int32)
+    prefix = tl.zeros((), tl.uint32)
+    above = tl.zeros((), tl.int32)  # valid keys above every key that matches the prefix
+    n_match = tl.sum(valid.to(tl.int32), axis=0)
+    for r in tl.static_range(W // 8):
+        shift = W - 8 * (r + 1)
+        if r == 0:
+            match = valid
+        else:
+            match = valid & ((keys >> (shift + 8)) == (prefix >> (shift + 8)))
+        h = tl.histogram(((keys >> shift) & 0xFF).to(tl.int32), 256, mask=match)
+        at_or_above = n_match - tl.cumsum(h, axis=0) + h  # matching keys whose byte is >= the bin's: non-increasing
+        reach = (above + at_or_above) >= t  # true for the bins up to the chosen byte b
+        n_reach, n_past, at_b = tl.reduce((reach.to(tl.int32), tl.where(reach, 0, h),
+                                           tl.where(reach, at_or_above, 0x7FFFFFFF)), 0, _sum_sum_min)
+        prefix = prefix | ((n_reach - 1).to(tl.uint32) << shift)
+        above = above + n_past
+        n_match = at_b - n_past  # the keys whose bytes so far are the prefix
+    return prefix.to(tl.int64), above.to(tl.int64), n_match.to(tl.int64)
+
+
+@triton.jit
 def topp_ties(target, mass_above, weight, n_eq, ties_all):
     """qrita.core.search.topp_num_ties with Triton's ceil."""
     need = tl.where(weight > 0, (target - mass_above) / weight, n_eq.to(tl.float32))
@@ -886,7 +919,7 @@ def solve(src, keys_reg, valid_reg, x_row, stride_xv, V, buf_row, cnt_ptr, n_chu
           stage, lo, hi, base_cnt, base_mass, K, p_mode, p, target_p, z_k, nties_k, above_k, n_k,
           kmax, nmax, ties_all, m, inf_mode,
           NP: tl.constexpr, MAX_ROUNDS: tl.constexpr, SPAN_CAP: tl.constexpr, CB: tl.constexpr,
-          DTYPE: tl.constexpr, W: tl.constexpr, FUSED: tl.constexpr = False):
+          DTYPE: tl.constexpr, W: tl.constexpr, FUSED: tl.constexpr = False, RADIX: tl.constexpr = False):
     """The rest of a row's request over a source holding its keys in (lo, hi].
 
     Entries above ``hi`` are outside the source: ``base_cnt``/``base_mass``
@@ -896,6 +929,7 @@ def solve(src, keys_reg, valid_reg, x_row, stride_xv, V, buf_row, cnt_ptr, n_chu
 
     Returns (z, nties, count, n_total, next_stage): next_stage 0 when done, 3
     when top-p after top-k still needs a source above z_k (base was not 0).
+    ``RADIX`` (a register source): the top-k by :func:`radix_kth` instead of the pivot search.
     """
     w_reg = fix_mass(weight_of(value_of_key(keys_reg, DTYPE, W), m, inf_mode))
     z = z_k
@@ -906,9 +940,12 @@ def solve(src, keys_reg, valid_reg, x_row, stride_xv, V, buf_row, cnt_ptr, n_chu
     lo_p = lo
     target = target_p
     if stage == 1:
-        zk, _mass, above_n, nk = search(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row, cnt_ptr,
-                                        n_chunks, lo, hi, (K - base_cnt).to(tl.float32), m, inf_mode,
-                                        True, NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W, FUSED)
+        if RADIX:
+            zk, above_n, nk = radix_kth(keys_reg, valid_reg & (keys_reg > lo.to(tl.uint32)), K - base_cnt, W)
+        else:
+            zk, _mass, above_n, nk = search(src, keys_reg, valid_reg, w_reg, x_row, stride_xv, V, buf_row, cnt_ptr,
+                                            n_chunks, lo, hi, (K - base_cnt).to(tl.float32), m, inf_mode,
+                                            True, NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W, FUSED)
         z_k = zk
         above_k = base_cnt + above_n
         n_k = nk
@@ -959,23 +996,24 @@ def solve_slot(n, slot_row, cnt_ptr, n_chunks, x_row, stride_xv, V,
                kmax, nmax, ties_all, m, inf_mode,
                NP: tl.constexpr, MAX_ROUNDS: tl.constexpr, SPAN_CAP: tl.constexpr, CB: tl.constexpr,
                DTYPE: tl.constexpr, W: tl.constexpr, REG_SMALL: tl.constexpr, REG_MID: tl.constexpr,
-               REG_CAP: tl.constexpr, FUSED_ROUNDS: tl.constexpr = False):
+               REG_CAP: tl.constexpr, FUSED_ROUNDS: tl.constexpr = False, RADIX: tl.constexpr = False):
     """:func:`solve` over a row's compact slot of ``n`` keys, in the smallest register tile
     that holds them (REG_SMALL, REG_MID, REG_CAP), else from the slot in memory.
     ``FUSED_ROUNDS``: the REG_SMALL tile's rounds take each lane's statistics in one
-    reduction (:func:`lane_stats_fused`; the same bits)."""
+    reduction (:func:`lane_stats_fused`; the same bits).  ``RADIX``: the REG_SMALL and REG_MID tiles' top-k
+    by radix select (:func:`radix_kth`; the same bits)."""
     if n <= REG_SMALL:
         keys, valid = load_keys(slot_row, n, REG_SMALL, W)
         z, nties, count, n_total, nxt = solve(
             0, keys, valid, x_row, stride_xv, V, slot_row, cnt_ptr, n_chunks, stage, lo, hi, base_cnt, base_mass,
             K, p_mode, p, target_p, z_k, nties_k, above_k, n_k, kmax, nmax, ties_all, m, inf_mode,
-            NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W, FUSED_ROUNDS)
+            NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W, FUSED_ROUNDS, RADIX)
     elif n <= REG_MID:
         keys_m, valid_m = load_keys(slot_row, n, REG_MID, W)
         z, nties, count, n_total, nxt = solve(
             0, keys_m, valid_m, x_row, stride_xv, V, slot_row, cnt_ptr, n_chunks, stage, lo, hi, base_cnt,
             base_mass, K, p_mode, p, target_p, z_k, nties_k, above_k, n_k, kmax, nmax, ties_all, m, inf_mode,
-            NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W)
+            NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W, False, RADIX)
     else:
         src = tl.where(n <= REG_CAP, 0, 1)
         keys_r, valid_r = load_keys(slot_row, tl.where(src == 0, n, 0), REG_CAP, W)
@@ -1121,7 +1159,7 @@ def finish_kernel(
     REG_CAP: tl.constexpr, REG_SMALL: tl.constexpr, REG_MID: tl.constexpr, NP: tl.constexpr,
     MAX_ROUNDS: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr,
     TWO_CUTS: tl.constexpr = False, VALUE_LANES: tl.constexpr = False, NPM: tl.constexpr = 16,
-    FUSED_ROUNDS: tl.constexpr = False,
+    FUSED_ROUNDS: tl.constexpr = False, RADIX: tl.constexpr = False,
 ):
     """One row after the span pass: combine partials, and on a hit search the candidates.
 
@@ -1191,7 +1229,7 @@ def finish_kernel(
             n_cand, cand_row, ctr_ptr + slot, rowcap // CB, x_row, stride_xv, V,
             stage, cut, kmax, 0, 0.0, K, p_mode, p, target_p, z, nties, count - nties, n_total,
             kmax, nmax, ties_all, m, inf_mode, NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W, REG_SMALL, REG_MID, REG_CAP,
-            FUSED_ROUNDS)
+            FUSED_ROUNDS, RADIX)
     si = state_i_ptr + row * ST_I
     sf = state_f_ptr + row * ST_F
     if needs_search & (hit == 0):
@@ -1448,7 +1486,7 @@ def round_kernel(
     FOLD: tl.constexpr, N_SPANS_P2: tl.constexpr, CB: tl.constexpr, REG_CAP: tl.constexpr, REG_SMALL: tl.constexpr,
     REG_MID: tl.constexpr, NP: tl.constexpr, MAX_ROUNDS: tl.constexpr,
     MASS_ONLY: tl.constexpr = False, VALUE_LANES: tl.constexpr = False, FUSED_ROUNDS: tl.constexpr = False,
-    ROW_MODE: tl.constexpr = False,
+    RADIX: tl.constexpr = False, ROW_MODE: tl.constexpr = False,
 ):
     """One miss round: :func:`round_span` over one span of an open row, grid ``(rows, n_spans)``.
 
@@ -1482,7 +1520,7 @@ def round_kernel(
                     p_mode_arg, ties_all, cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr, state_i_ptr,
                     state_f_ptr, tl.where(r == n_loop - 1, last, 0), thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr,
                     hit_ptr, cut_idx_ptr, lanes_ptr, N_SPANS_P2, SPAN_CAP, CB, REG_CAP, REG_SMALL, REG_MID, NP, NPM,
-                    MAX_ROUNDS, DTYPE, W, KEY_NEG_INF, MASS_ONLY, VALUE_LANES, FUSED_ROUNDS,
+                    MAX_ROUNDS, DTYPE, W, KEY_NEG_INF, MASS_ONLY, VALUE_LANES, FUSED_ROUNDS, RADIX,
                 )
                 tl.debug_barrier()  # the update's state, lanes and counters, for the next round's threads
     else:
@@ -1500,7 +1538,7 @@ def round_kernel(
                         p_mode_arg, ties_all, cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr, state_i_ptr,
                         state_f_ptr, last, thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr,
                         lanes_ptr, N_SPANS_P2, SPAN_CAP, CB, REG_CAP, REG_SMALL, REG_MID, NP, NPM, MAX_ROUNDS, DTYPE,
-                        W, KEY_NEG_INF, MASS_ONLY, VALUE_LANES, FUSED_ROUNDS,
+                        W, KEY_NEG_INF, MASS_ONLY, VALUE_LANES, FUSED_ROUNDS, RADIX,
                     )
 
 
@@ -1515,7 +1553,7 @@ def update_kernel(
     REG_SMALL: tl.constexpr, REG_MID: tl.constexpr,
     NP: tl.constexpr, NPM: tl.constexpr, MAX_ROUNDS: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr,
     KEY_NEG_INF: tl.constexpr, MASS_ONLY: tl.constexpr = False, VALUE_LANES: tl.constexpr = False,
-    FUSED_ROUNDS: tl.constexpr = False,
+    FUSED_ROUNDS: tl.constexpr = False, RADIX: tl.constexpr = False,
 ):
     """After a miss round.  A gathering round: finish the row over the gathered keys
     (they fit), or fall back to evaluating.  An evaluating round: combine the span
@@ -1597,7 +1635,7 @@ def update_kernel(
                     n_g, cand_row, ctr_ptr + slot, rowcap // CB, x_row, stride_xv, V,
                     stage, lo, hi_s, base_cnt_s, base_mass_s, K, p_mode, p, target_p, z_k, nties_k, above_k, n_k,
                     kmax, nmax, ties_all, m, inf_mode, NP, MAX_ROUNDS, SPAN_CAP, CB, DTYPE, W, REG_SMALL, REG_MID,
-                    REG_CAP, FUSED_ROUNDS)
+                    REG_CAP, FUSED_ROUNDS, RADIX)
                 if nxt == 3:
                     stage = stage * 0 + 3
                     z_k = z

@@ -45,6 +45,11 @@ REG_SMALL = 512  # candidates searched in a small register tile (the common top-
 # (CPU tensors), whose reduction of a tuple is 10-20x slower than the block reductions (a select of 4 x 3000
 # entries, k100+p0.9: 1.5 -> 30 s); tests/test_triton_backend.py runs the fused search there by its option
 FUSED_ROUNDS = True
+# default of the option radix_topk: the register tiles' top-k (REG_SMALL, REG_MID) by radix select, a 256-bin histogram
+# of one key byte a round (kernels.radix_kth: 4 rounds for 32-bit keys, 2 for 16-bit) instead of the pivot search
+# (about 12-16 rounds of 3 pivots); the same bits (an order statistic).  The pivot search stays the selectable
+# baseline (radix_topk=False); top-p searches always take it
+RADIX_TOPK = True
 REG_MID = 4096  # a mid-size tile (heavy-tailed rows: e.g. ~2800 candidates for top-k 50 of Zipf logits)
 CB = 1024  # keys per chunk of a search over memory (== SPAN_CAP: one chunk per span)
 SCRATCH_BYTES = 12 << 20  # scratch budget per wave (candidates and partials)
@@ -391,6 +396,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         search_const = dict(N_SPANS_P2=n_spans_p2, SPAN_CAP=span_cap, CB=cb,
                             REG_CAP=reg_cap, REG_SMALL=reg_small, REG_MID=reg_mid, NP=np_lanes,
                             FUSED_ROUNDS=bool(opts.get("fused_rounds", FUSED_ROUNDS and dev.type != "cpu")),
+                            RADIX=bool(opts.get("radix_topk", RADIX_TOPK)),
                             MAX_ROUNDS=core_search.max_rounds(kc.width, num_pivots) + 2, KEY_NEG_INF=kc.key_neg_inf)
         ties_all = 1 if req.ties == TIES_ALL else 0
         for row0 in range(0, B, wave):

@@ -49,7 +49,8 @@ def call(mode, x, k, p, seeds):
         return digest(qrita.sample(x, k=k, p=p, seeds=seeds, backend="triton")), \
             lambda: qrita.sample(x, k=k, p=p, seeds=seeds, backend="triton")
     if mode == "masked":
-        return digest(qrita.top_k_top_p(x, k, p, backend="triton")), lambda: qrita.top_k_top_p(x, k, p, backend="triton")
+        return digest(qrita.top_k_top_p(x, k, p, backend="triton")), \
+            lambda: qrita.top_k_top_p(x, k, p, backend="triton")
     s = qrita.select(x, k, p, backend="triton")
     return digest(s.threshold, s.count, s.num_ties), lambda: qrita.select(x, k, p, backend="triton")
 
@@ -79,7 +80,8 @@ def main() -> None:
                     row = dict(dist=dist, B=B, V=v, k=k, p=p, mode=mode, opts=o, us=round(graph_time(fn), 1),
                                same=h == ref)
                 except Exception as exc:  # noqa: BLE001 - a probe: report and go on
-                    row = dict(dist=dist, B=B, V=v, k=k, p=p, mode=mode, opts=o, error=f"{type(exc).__name__}: {exc}"[:300])
+                    row = dict(dist=dist, B=B, V=v, k=k, p=p, mode=mode, opts=o,
+                               error=f"{type(exc).__name__}: {exc}"[:300])
                 res.append(row)
                 print(row, f"t={time.time() - t0:.0f}", flush=True)
     opt.OPTS.clear()
