@@ -214,8 +214,8 @@ def test_fused_rounds_give_the_unfused_bits(dtype, k, p, ties, miss):
     (torch.float32, 20, 0.6, "lowest_index", "rounds", 600), (torch.bfloat16, 25, None, "all", "tiny-slots", 600),
     (torch.float16, 1, None, "lowest_index", None, 600), (torch.float32, 700, None, "all", None, 8192)])
 def test_radix_topk_gives_the_pivot_search_bits(dtype, k, p, ties, mode, V):
-    """The register tiles' top-k by radix select (option radix_topk, the default) gives the bits of the
-    pivot search (radix_topk=False, the paper's method): adversarial rows (ties, all equal, +inf, a
+    """The register tiles' top-k by radix select (option radix_topk; off by default) gives the bits of the
+    pivot search (the paper's method): adversarial rows (ties, all equal, +inf, a
     grammar mask) and 16-bit duplicates, both tie rules, hits and the gathered slots of misses, a
     top-p after the top-k, and (k=700 of 8192) the mid-size tile."""
     x = torch.cat([_adversarial_rows(dtype).repeat(1, V // 600 + 1)[:, :V], _logits(13, 2, V, dtype, ties=True),

@@ -46,10 +46,13 @@ REG_SMALL = 512  # candidates searched in a small register tile (the common top-
 # entries, k100+p0.9: 1.5 -> 30 s); tests/test_triton_backend.py runs the fused search there by its option
 FUSED_ROUNDS = True
 # default of the option radix_topk: the register tiles' top-k (REG_SMALL, REG_MID) by radix select, a 256-bin histogram
-# of one key byte a round (kernels.radix_kth: 4 rounds for 32-bit keys, 2 for 16-bit) instead of the pivot search
-# (about 12-16 rounds of 3 pivots); the same bits (an order statistic).  The pivot search stays the selectable
-# baseline (radix_topk=False); top-p searches always take it
-RADIX_TOPK = True
+# of one key byte a round (kernels.radix_kth: 4 rounds for 32-bit keys, 2 for 16-bit) instead of the pivot search;
+# the same bits (an order statistic).  Off: hardly faster where it wins, slower at B=1024 and on heavy tails.  H200
+# (6e6f085, docs/bench/h200-2026-12-02/session17/ call C, LLM-like unless named, pivot -> radix, us): select top-k 50
+# B=1 19.4 -> 19.0 (the finish 7.9 -> 7.4: its search is not what bounds it), B=64 33.5 -> 32.5, k100+p0.9 B=64
+# 44.8 -> 43.4; Zipf top-k 50 B=1 30.6 -> 33.1, B=1024 658.8 -> 688.7; the sampler k100+p0.9 B=64 V=151936 65.3 ->
+# 64.1, B=1024 536.4 -> 587.8
+RADIX_TOPK = False
 REG_MID = 4096  # a mid-size tile (heavy-tailed rows: e.g. ~2800 candidates for top-k 50 of Zipf logits)
 CB = 1024  # keys per chunk of a search over memory (== SPAN_CAP: one chunk per span)
 SCRATCH_BYTES = 12 << 20  # scratch budget per wave (candidates and partials)

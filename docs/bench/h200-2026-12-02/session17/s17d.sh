@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# session 17, call D: the final tree. FlashInfer's warm-up from t=0 beside the Triton GPU suites (conformance in
-# three processes, triton_backend's and sampling's GPU tests, the small-shape adversarial tests); then, on a quiet
-# GPU, the sampler against FlashInfer (issue 7) and the harness's B=1024 / B=1 select rows (issue 3)
+# session 17, call D: the final tree (its default kernels are 1fd236e's, whose GPU conformance call A ran). FlashInfer's
+# warm-up from t=0 beside the Triton GPU tests (triton_backend's and sampling's, radix select's bits, the small-shape
+# adversarial tests); then, on a quiet GPU, the sampler against FlashInfer (issue 7)
 export PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1
 SHA=$1
 LIMIT=${2:-500}
@@ -13,20 +13,18 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --tar
 from qrita.bench.providers import _FLASHINFER_WARMUP as s; exec(s)" > /tmp/fi_warm.log 2>&1; echo "fi end t=$((SECONDS-T0))" >> $P) &
 FI=$!
 export PYTHONPATH=.
-run() { name=$1; shift; QRITA_TEST_BACKENDS=triton timeout $((LIMIT - 110)) python3 -m pytest -v -p no:cacheprovider -rfE "$@" > /tmp/suite_$name.log 2>&1; }
-run conf32 -m gpu -k "test_gpu_shapes and float32" tests/test_conformance.py &
-A=$!
-run conf16 -m gpu -k "test_gpu_shapes and not float32" tests/test_conformance.py &
-B=$!
-run confrest -m gpu -k "not test_gpu_shapes" tests/test_conformance.py &
-C=$!
+run() { name=$1; shift; QRITA_TEST_BACKENDS=triton timeout $((LIMIT - 130)) python3 -m pytest -v -p no:cacheprovider -rfE "$@" > /tmp/suite_$name.log 2>&1; }
 run backend -m gpu tests/test_triton_backend.py &
+A=$!
+run sampling -m gpu tests/test_sampling.py &
+B=$!
+run radix -m "not gpu" -k radix tests/test_triton_backend.py &
+C=$!
+run small -m "not gpu" -k "subnormal or signed_zeros or extreme or infinities or nan_and_empty" tests/test_conformance.py &
 D=$!
-{ run sampling -m gpu tests/test_sampling.py; run small -m "not gpu" -k "subnormal or signed_zeros or extreme or infinities or nan_and_empty" tests/test_conformance.py; } &
-E=$!
-wait $A $B $C $D $E
+wait $A $B $C $D
 echo "suite t=$((SECONDS-T0))" >> $P
-for f in conf32 conf16 confrest backend sampling small; do
+for f in backend sampling radix small; do
   echo "== $f passed=$(grep -c PASSED /tmp/suite_$f.log) skipped=$(grep -c SKIPPED /tmp/suite_$f.log) failed=$(grep -c FAILED /tmp/suite_$f.log)"
   grep -E "FAILED|ERROR|Error" /tmp/suite_$f.log | head -20 | cut -c1-300; tail -2 /tmp/suite_$f.log | cut -c1-300
 done > $OUT/suite.log
