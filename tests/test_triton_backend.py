@@ -493,6 +493,43 @@ def test_fill_and_scatter_gives_the_read_paths_bits(dtype, monkeypatch):
     assert torch.equal(folded[:3].cpu().view(bits), want[:3].view(bits))
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_pass_order_options_give_the_default_bits(dtype):
+    """The L2-reuse orders (``mask_reverse``, ``tie_reverse``: those grids from their end;
+    ``round_alternate``: span-grid miss rounds alternately reversed) and smaller waves (``wave_rows``)
+    change no bit of the masked rows or the selection: rows with a cut tie group over several spans,
+    a top-p row that misses into the rounds, NaN and +inf, in place and out of place."""
+    rng = np.random.default_rng(5)
+    V = 1500
+    x = np.round(rng.standard_normal((5, V)) * 4).astype(np.float32) / 4  # many ties
+    x[3] = rng.standard_normal(V)
+    x[4, [3, 1000]] = np.nan
+    x[4, 17] = np.inf
+    xt = torch.from_numpy(x).to(dtype=dtype, device=DEVICE)
+    k = torch.tensor([40, 100, 7, 0, 30], device=DEVICE)
+    p = torch.tensor([1.0, 1.0, 0.7, 0.95, 0.9], device=DEVICE)
+    bits = torch.int32 if dtype == torch.float32 else torch.int16
+    want = qrita.top_k_top_p(xt.cpu(), k.cpu(), p.cpu(), backend="numpy", mask_value=-3.0)
+    orders = dict(mask_reverse=True, tie_reverse=True, round_alternate=True, wave_rows=2)
+    for base in (dict(span=512, span_cap=64), dict(MISS_OPTIONS["rounds"])):  # hits (mostly), then all miss
+        ref = qrita.select(xt, k, p, backend="triton", options=base)
+        sel = qrita.select(xt, k, p, backend="triton", options=dict(base, **orders))
+        for a, b in ((ref.threshold, sel.threshold), (ref.num_ties, sel.num_ties), (ref.count, sel.count)):
+            assert torch.equal(a.cpu(), b.cpu()), base
+        got = qrita.top_k_top_p(xt, k, p, backend="triton", mask_value=-3.0, options=dict(base, **orders))
+        assert torch.equal(got.cpu().view(bits), want.view(bits)), base
+    out = xt.clone()
+    qrita.top_k_top_p(out, k, p, backend="triton", mask_value=-3.0, inplace=True, options=orders)
+    assert torch.equal(out.cpu().view(bits), want.view(bits))
+    # a scalar top-k at small B folds each miss round's update into the round's last program
+    miss = dict(MISS_OPTIONS["rounds"], fold_updates=True)
+    ref = qrita.select(xt, 25, None, backend="triton", options=miss)
+    sel = qrita.select(xt, 25, None, backend="triton", options=dict(miss, round_alternate=True))
+    _check(xt, 25, None, "lowest_index", sel)
+    for a, b in ((ref.threshold, sel.threshold), (ref.num_ties, sel.num_ties), (ref.count, sel.count)):
+        assert torch.equal(a.cpu(), b.cpu())
+
+
 def test_non_contiguous_rows_and_vocab():
     base = _logits(4, 6, 800, torch.float32)
     for view in (base[::2], base[:, ::2], base.t().contiguous().t()):

@@ -432,6 +432,19 @@ def cut_kernel(
 
 
 @triton.jit
+def grid_cell(REVERSE: tl.constexpr):
+    """This program's (row of the wave, column) of a 2-D grid; ``REVERSE`` counts both from the end.
+    CUDA and HIP dispatch programs in grid order (the first axis fastest), so a reversed pass starts
+    on the data that the previous pass over the same grid read last."""
+    a = tl.program_id(0)
+    b = tl.program_id(1)
+    if REVERSE:
+        a = tl.num_programs(0) - 1 - a
+        b = tl.num_programs(1) - 1 - b
+    return a, b
+
+
+@triton.jit
 def last_of_row(ticket_ptr, n_spans):
     """Whether this program is the last of its row's ``n_spans`` programs to get here.
 
@@ -1052,13 +1065,13 @@ TIE_PENDING = tl.constexpr(-2)  # cut_idx of a row whose tie group is cut, befor
 def tie_count_kernel(x_ptr, stride_xb, stride_xv, V, row0, thr_key_ptr, cut_idx_ptr, tie_cnt_ptr, n_spans,
                      ticket_ptr, num_ties_ptr, SPAN: tl.constexpr, BLOCK: tl.constexpr, DTYPE: tl.constexpr,
                      W: tl.constexpr, FOLD: tl.constexpr = False, N_SPANS_P2: tl.constexpr = 2,
-                     CHUNK: tl.constexpr = 4096):
+                     CHUNK: tl.constexpr = 4096, REVERSE: tl.constexpr = False):
     """grid (rows, spans): entries equal to the threshold in each span of a row whose tie group is cut.
 
     ``FOLD``: the row's last program to store its count (:func:`last_of_row`) runs
-    :func:`tie_pick_kernel` for the row, so that the cut tie is one launch."""
-    slot = tl.program_id(0)
-    span = tl.program_id(1)
+    :func:`tie_pick_kernel` for the row, so that the cut tie is one launch.  ``REVERSE``:
+    the grid from its end (:func:`grid_cell`)."""
+    slot, span = grid_cell(REVERSE)
     row = (row0 + slot).to(tl.int64)
     if tl.load(cut_idx_ptr + row) == TIE_PENDING:
         z32 = tl.load(thr_key_ptr + row).to(tl.uint32)
@@ -1074,18 +1087,18 @@ def tie_count_kernel(x_ptr, stride_xb, stride_xv, V, row0, thr_key_ptr, cut_idx_
         if FOLD:
             if last_of_row(ticket_ptr + slot, n_spans):
                 tie_pick_kernel(x_ptr, stride_xb, stride_xv, V, row0, thr_key_ptr, num_ties_ptr, cut_idx_ptr,
-                                tie_cnt_ptr, n_spans, SPAN, N_SPANS_P2, CHUNK, DTYPE, W)
+                                tie_cnt_ptr, n_spans, SPAN, N_SPANS_P2, CHUNK, DTYPE, W, REVERSE)
 
 
 @triton.jit(do_not_specialize=["V", "row0", "n_spans"])
 def tie_pick_kernel(x_ptr, stride_xb, stride_xv, V, row0, thr_key_ptr, num_ties_ptr, cut_idx_ptr, tie_cnt_ptr,
                     n_spans, SPAN: tl.constexpr, N_SPANS_P2: tl.constexpr, CHUNK: tl.constexpr,
-                    DTYPE: tl.constexpr, W: tl.constexpr):
+                    DTYPE: tl.constexpr, W: tl.constexpr, REVERSE: tl.constexpr = False):
     """grid (rows,): the index of the ``num_ties``-th entry equal to the threshold, in index
     order: the span that holds it from the span counts (in span order), then a prefix
     sum over that span alone, CHUNK entries a step (also run by a program of
-    :func:`tie_count_kernel` over ``(rows, spans)``: its row slot)."""
-    slot = tl.program_id(0)
+    :func:`tie_count_kernel` over ``(rows, spans)``: its row slot, from the end with ``REVERSE``)."""
+    slot = grid_cell(REVERSE)[0]
     row = (row0 + slot).to(tl.int64)
     if tl.load(cut_idx_ptr + row) == TIE_PENDING:
         z32 = tl.load(thr_key_ptr + row).to(tl.uint32)
@@ -1486,9 +1499,12 @@ def round_kernel(
     FOLD: tl.constexpr, N_SPANS_P2: tl.constexpr, CB: tl.constexpr, REG_CAP: tl.constexpr, REG_SMALL: tl.constexpr,
     REG_MID: tl.constexpr, NP: tl.constexpr, MAX_ROUNDS: tl.constexpr,
     MASS_ONLY: tl.constexpr = False, VALUE_LANES: tl.constexpr = False, FUSED_ROUNDS: tl.constexpr = False,
-    RADIX: tl.constexpr = False, ROW_MODE: tl.constexpr = False,
+    RADIX: tl.constexpr = False, ROW_MODE: tl.constexpr = False, REVERSE: tl.constexpr = False,
 ):
     """One miss round: :func:`round_span` over one span of an open row, grid ``(rows, n_spans)``.
+
+    ``REVERSE`` (span grid only): the grid from its end (:func:`grid_cell`), so that a
+    round reads first what the pass before it read last.
 
     ``FOLD``: the row's last program to finish its span (:func:`last_of_row`) runs
     :func:`update_kernel`, so that a round is one launch.  The update's bits do not
@@ -1502,7 +1518,7 @@ def round_kernel(
     (the option ``row_loop``: all of a wave's rounds in one launch), ``last`` applying
     to the last of them.
     """
-    slot = tl.program_id(0)
+    slot, span_of_grid = grid_cell(REVERSE and not ROW_MODE)
     if ROW_MODE:
         # n_loop rounds in this one program (ROW_LOOP; else one): the update's state is read back by the next
         # round after a barrier, and only the last of them may finish a row that is still open over the row
@@ -1526,7 +1542,7 @@ def round_kernel(
     else:
         stage = tl.load(state_i_ptr + (row0 + slot).to(tl.int64) * ST_I)
         if stage != 0:
-            round_span(slot, tl.program_id(1), stage, x_ptr, stride_xb, stride_xv, V, row0, k_ptr, k_scalar,
+            round_span(slot, span_of_grid, stage, x_ptr, stride_xb, stride_xv, V, row0, k_ptr, k_scalar,
                        p_ptr, p_scalar, k_mode, p_mode_arg, cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr,
                        state_i_ptr, state_f_ptr, lanes_ptr, SPAN, SPAN_CAP, BLOCK, UNROLL, NPM, DTYPE, W,
                        KEY_NEG_INF, MASS_ONLY, VALUE_LANES)
@@ -1538,7 +1554,7 @@ def round_kernel(
                         p_mode_arg, ties_all, cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr, state_i_ptr,
                         state_f_ptr, last, thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr,
                         lanes_ptr, N_SPANS_P2, SPAN_CAP, CB, REG_CAP, REG_SMALL, REG_MID, NP, NPM, MAX_ROUNDS, DTYPE,
-                        W, KEY_NEG_INF, MASS_ONLY, VALUE_LANES, FUSED_ROUNDS, RADIX,
+                        W, KEY_NEG_INF, MASS_ONLY, VALUE_LANES, FUSED_ROUNDS, RADIX, REVERSE,
                     )
 
 
@@ -1553,7 +1569,7 @@ def update_kernel(
     REG_SMALL: tl.constexpr, REG_MID: tl.constexpr,
     NP: tl.constexpr, NPM: tl.constexpr, MAX_ROUNDS: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr,
     KEY_NEG_INF: tl.constexpr, MASS_ONLY: tl.constexpr = False, VALUE_LANES: tl.constexpr = False,
-    FUSED_ROUNDS: tl.constexpr = False, RADIX: tl.constexpr = False,
+    FUSED_ROUNDS: tl.constexpr = False, RADIX: tl.constexpr = False, REVERSE: tl.constexpr = False,
 ):
     """After a miss round.  A gathering round: finish the row over the gathered keys
     (they fit), or fall back to evaluating.  An evaluating round: combine the span
@@ -1568,7 +1584,7 @@ def update_kernel(
     new range is bounded by its mass over its smallest weight (``n_ub``), which
     decides whether the next round gathers.  A single-key range settles in the
     round after it appears."""
-    slot = tl.program_id(0)  # also when a span or round program runs it (FOLD): its row slot
+    slot = grid_cell(REVERSE)[0]  # also when a span or round program runs it (FOLD): its row slot
     row = (row0 + slot).to(tl.int64)
     si = state_i_ptr + row * ST_I
     stage = tl.load(si + 0)
@@ -1880,7 +1896,7 @@ def slot_entries(cand_ptr, idx_ptr, base, c0, n, thr, cut_idx, CHUNK: tl.constex
 @triton.jit(do_not_specialize=["V", "row0"])
 def mask_kernel(x_ptr, stride_xb, stride_xv, out_ptr, stride_ob, stride_ov, V, row0, thr_key_ptr, cut_idx_ptr,
                 hit_ptr, mask_value, BLOCK: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr,
-                SCATTER: tl.constexpr = False):
+                SCATTER: tl.constexpr = False, REVERSE: tl.constexpr = False):
     """grid (rows, blocks): mask_value wherever an entry is not kept; kept entries keep their bits.
 
     ``out`` may be ``x`` itself (in place): each entry is read before it is
@@ -1889,9 +1905,14 @@ def mask_kernel(x_ptr, stride_xb, stride_xv, out_ptr, stride_ob, stride_ov, V, r
 
     ``SCATTER``: a row that :func:`scatters` is only filled (no read);
     :func:`scatter_kernel` then writes its kept entries back from the slot.
+
+    ``REVERSE``: programs take the grid's rows and blocks from the end, so that the
+    first ones dispatched read what the previous pass over the wave read last (still
+    in L2); each program writes what it would write in grid order.
     """
-    row = row0 + tl.program_id(0).to(tl.int64)
-    blk = tl.program_id(1).to(tl.int64)
+    row, blk = grid_cell(REVERSE)
+    row = row0 + row.to(tl.int64)
+    blk = blk.to(tl.int64)
     offs = blk * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
     inb = offs < V
     thr = tl.load(thr_key_ptr + row)

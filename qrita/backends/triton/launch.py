@@ -339,6 +339,15 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         # FOLD), one launch for both; the same token
         fold_pick = bool(opts.get("fold_pick", FOLD_PICK))
         fold_finish = bool(opts.get("fold_finish", False))
+        # L2 reuse between passes over a wave (the same bits: no consumer depends on the order of programs): a pass
+        # over the grid in reverse order first reads what the pass before it read last.  mask_reverse: the mask;
+        # tie_reverse: the row tie counts; round_alternate: the span-grid miss rounds, the first reversed (it
+        # follows the span pass), the next forward, and so on.  wave_rows: at most this many rows a wave (the
+        # wave's rows are then a smaller share of the bytes through L2)
+        mask_reverse = bool(opts.get("mask_reverse", False))
+        tie_reverse = bool(opts.get("tie_reverse", False))
+        round_alternate = bool(opts.get("round_alternate", False))
+        wave_rows = int_option(opts, "wave_rows", B)
         # slot entries a step of the draw from the slot (option sample_chunk; the same token)
         sample_chunk = int_option(opts, "sample_chunk", SAMPLE_SLOT_CHUNK, pow2=True)
         wide = topk_geometry and k_mode == 1 and k_s <= WIDE_SPAN_MAX_K
@@ -369,7 +378,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         two_cuts = two_cuts_opt and p_mode != 0 and not kp  # (a top-k row never takes the second cut)
         per_span = span_cap * 4 * (1 + with_idx) + 8 * 8 + 4 * 4 + npm * 4 + npm * 4 + 16 * two_cuts
         per_row_bytes = n_spans * per_span + 20
-        wave = max(1, min(B, SCRATCH_BYTES // per_row_bytes))
+        wave = max(1, min(B, wave_rows, SCRATCH_BYTES // per_row_bytes))
         cand = torch.empty((wave, n_spans, span_cap), dtype=torch.int32, device=dev)
         cidx = torch.empty((wave, n_spans, span_cap), dtype=torch.int32, device=dev) if with_idx else cand
         part_i = torch.empty((wave, n_spans, 8), dtype=torch.int64, device=dev)
@@ -449,7 +458,8 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                     cand, rpart_i, rpart_f, n_spans, ctr, state_i, state_f, lanes,
                     ticket, ties_all, last, thr_key, thr_bits, num_ties, count, hit, cut_idx, n_loop,
                     SPAN=span, BLOCK=round_block, UNROLL=round_unroll, NPM=npm, MASS_ONLY=mass_lanes,
-                    VALUE_LANES=value_lanes, FOLD=fold, ROW_MODE=row_mode, num_warps=round_warps,
+                    VALUE_LANES=value_lanes, FOLD=fold, ROW_MODE=row_mode,
+                    REVERSE=round_alternate and not row_mode and (r - n_loop) % 2 == 0, num_warps=round_warps,
                     **(row_regs if row_mode else {}), **search_const, **common,
                 )
                 if fold or row_mode:
@@ -482,7 +492,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                 kernels.tie_count_kernel[(rows, n_spans)](
                     x, x.stride(0), x.stride(1), V, row0, thr_key, cut_idx, rpart_i, n_spans, ticket, num_ties,
                     SPAN=span, BLOCK=block, FOLD=fold_ties, N_SPANS_P2=n_spans_p2, CHUNK=min(TIE_CHUNK, span),
-                    num_warps=span_warps, **common,
+                    REVERSE=tie_reverse, num_warps=span_warps, **common,
                 )
                 if not fold_ties:
                     kernels.tie_pick_kernel[(rows,)](
@@ -494,7 +504,8 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                 mask_value, target = mask
                 kernels.mask_kernel[(rows, triton.cdiv(V, MASK_BLOCK))](
                     x, x.stride(0), x.stride(1), target, target.stride(0), target.stride(1), V, row0, thr_key,
-                    cut_idx, hit, float(mask_value), BLOCK=MASK_BLOCK, SCATTER=scatter, num_warps=8, **common,
+                    cut_idx, hit, float(mask_value), BLOCK=MASK_BLOCK, SCATTER=scatter, REVERSE=mask_reverse,
+                    num_warps=8, **common,
                 )
                 if scatter:
                     kernels.scatter_kernel[(rows,)](
