@@ -496,8 +496,8 @@ def test_fill_and_scatter_gives_the_read_paths_bits(dtype, monkeypatch):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_pass_order_options_give_the_default_bits(dtype):
     """The L2-reuse orders (``mask_reverse``, ``tie_reverse``: those grids from their end;
-    ``round_alternate``: span-grid miss rounds alternately reversed) and smaller waves (``wave_rows``)
-    change no bit of the masked rows or the selection: rows with a cut tie group over several spans,
+    ``round_alternate``: span-grid miss rounds alternately reversed), smaller waves (``wave_rows``) and
+    programmatic dependent launch (``pdl``) change no bit of the masked rows or the selection: rows with a cut tie group over several spans,
     a top-p row that misses into the rounds, NaN and +inf, in place and out of place."""
     rng = np.random.default_rng(5)
     V = 1500
@@ -521,6 +521,10 @@ def test_pass_order_options_give_the_default_bits(dtype):
     out = xt.clone()
     qrita.top_k_top_p(out, k, p, backend="triton", mask_value=-3.0, inplace=True, options=orders)
     assert torch.equal(out.cpu().view(bits), want.view(bits))
+    # programmatic dependent launch (an H200; ignored elsewhere): the same bits
+    for pdl in (1, 2):
+        got = qrita.top_k_top_p(xt, k, p, backend="triton", mask_value=-3.0, options=dict(pdl=pdl))
+        assert torch.equal(got.cpu().view(bits), want.view(bits)), pdl
     # a scalar top-k at small B folds each miss round's update into the round's last program
     miss = dict(MISS_OPTIONS["rounds"], fold_updates=True)
     ref = qrita.select(xt, 25, None, backend="triton", options=miss)

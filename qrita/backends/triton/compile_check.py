@@ -217,7 +217,7 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
     # (span, fold): the pick in the count launch by default (launch.FOLD_TIES); apart, an option
     for span, fold in ((span0, True), (launch.WIDE_SPAN, True), (span0, False)):
         const = dict(SPAN=span, BLOCK=launch.BLOCK, DTYPE=code, W=kc.width, FOLD=fold, N_SPANS_P2=n_spans_p2,
-                     CHUNK=launch.TIE_CHUNK)
+                     CHUNK=launch.TIE_CHUNK, REVERSE=kc.width in launch.TIE_REVERSE_WIDTHS)
         name = f"tie_count_kernel[{dtype}, span={span}" + (", fold]" if fold else "]")
         yield name, _source(kernels.tie_count_kernel, tie_args, const), 8
     pick_args = {name: tie_args[name] for name in ("x_ptr", "stride_xb", "stride_xv", "V", "row0", "thr_key_ptr",
@@ -244,9 +244,11 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
     mask_args = {"x_ptr": x, "stride_xb": "i64", "stride_xv": "i64", "out_ptr": x, "stride_ob": "i64",
                  "stride_ov": "i64", "V": "i32", "row0": "i32", "thr_key_ptr": "*i64", "cut_idx_ptr": "*i64",
                  "hit_ptr": "*i8", "mask_value": "fp32"}
-    for scatter in (False, True):
-        const = dict(BLOCK=launch.MASK_BLOCK, DTYPE=code, W=kc.width, SCATTER=scatter)
-        yield f"mask_kernel[{dtype}, scatter={scatter}]", _source(kernels.mask_kernel, mask_args, const), 8
+    # the width's default order (launch.MASK_REVERSE_WIDTHS), and the other for the option mask_reverse
+    for scatter, reverse in ((False, False), (True, False), (False, True)):
+        const = dict(BLOCK=launch.MASK_BLOCK, DTYPE=code, W=kc.width, SCATTER=scatter, REVERSE=reverse)
+        name = f"mask_kernel[{dtype}, scatter={scatter}" + (", reverse]" if reverse else "]")
+        yield name, _source(kernels.mask_kernel, mask_args, const), 8
     scatter_args = {name: slot_args[name] for name in ("cand_ptr", "idx_ptr", "part_i_ptr", "n_spans", "row0",
                                                        "thr_key_ptr", "cut_idx_ptr", "hit_ptr")}
     scatter_args.update(out_ptr=x, stride_ob="i64", stride_ov="i64")

@@ -419,9 +419,11 @@ def cut_kernel(
     DTYPE: tl.constexpr, W: tl.constexpr,
     SAMPLE: tl.constexpr, LUT_STEPS: tl.constexpr, TOPK_LUT_N: tl.constexpr, TOPP_LUT_N: tl.constexpr,
     TWO_CUTS: tl.constexpr = 0,
+    PDL: tl.constexpr = 0,
 ):
     """The sigma-truncation cuts of each row of a wave, once per row (grid (rows,)), for the span pass:
     ``cut[slot] = (gathering cut, low cut)`` (:func:`row_cut_key`)."""
+    pdl_start(PDL)
     slot = tl.program_id(0)
     row = (row0 + slot).to(tl.int64)
     k_active, k, row_p_mode, p = row_params(row, k_ptr, k_scalar, p_ptr, p_scalar, V, k_mode, p_mode)
@@ -429,6 +431,18 @@ def cut_kernel(
                            topp_lut_ptr, DTYPE, W, SAMPLE, LUT_STEPS, TOPK_LUT_N, TOPP_LUT_N, rowcap, TWO_CUTS)
     tl.store(cut_ptr + slot * 2, cut)
     tl.store(cut_ptr + slot * 2 + 1, low)
+
+
+@triton.jit
+def pdl_start(PDL: tl.constexpr):
+    """The first statement of a kernel launched with programmatic dependent launch (NVIDIA sm_90+, option
+    ``pdl``): 1 or 2 wait here until the kernel before it in the stream has completed and its writes are
+    visible (before this, a program must not touch global memory); 2 then lets the next kernel's programs
+    start (they wait in their own ``pdl_start``).  0: nothing (any other launch)."""
+    if PDL >= 1:
+        tl.extra.cuda.gdc_wait()
+    if PDL >= 2:
+        tl.extra.cuda.gdc_launch_dependents()
 
 
 @triton.jit
@@ -479,6 +493,7 @@ def span_kernel(
     NEED_MIN: tl.constexpr = True, WITH_IDX: tl.constexpr = False, STRIDED: tl.constexpr = False,
     TWO_CUTS: tl.constexpr = 0, AGG: tl.constexpr = 0, DEFER: tl.constexpr = False, ROW_Z: tl.constexpr = True,
     NEED_NMAX: tl.constexpr = True, FUSED_ROUNDS: tl.constexpr = False, RADIX: tl.constexpr = False,
+    PDL: tl.constexpr = 0,
 ):
     """Partials of one span of one row; candidates go to the row's slot ``cand[slot, :n_spans * SPAN_CAP]``.
 
@@ -511,6 +526,7 @@ def span_kernel(
     ``FOLD``: the row's last program to finish its span (:func:`last_of_row`) runs
     :func:`finish_kernel`, so that no finish launch follows.
     """
+    pdl_start(PDL)
     slot = tl.program_id(0)
     span = tl.program_id(1)
     row = (row0 + slot).to(tl.int64)
@@ -1065,12 +1081,13 @@ TIE_PENDING = tl.constexpr(-2)  # cut_idx of a row whose tie group is cut, befor
 def tie_count_kernel(x_ptr, stride_xb, stride_xv, V, row0, thr_key_ptr, cut_idx_ptr, tie_cnt_ptr, n_spans,
                      ticket_ptr, num_ties_ptr, SPAN: tl.constexpr, BLOCK: tl.constexpr, DTYPE: tl.constexpr,
                      W: tl.constexpr, FOLD: tl.constexpr = False, N_SPANS_P2: tl.constexpr = 2,
-                     CHUNK: tl.constexpr = 4096, REVERSE: tl.constexpr = False):
+                     CHUNK: tl.constexpr = 4096, REVERSE: tl.constexpr = False, PDL: tl.constexpr = 0):
     """grid (rows, spans): entries equal to the threshold in each span of a row whose tie group is cut.
 
     ``FOLD``: the row's last program to store its count (:func:`last_of_row`) runs
     :func:`tie_pick_kernel` for the row, so that the cut tie is one launch.  ``REVERSE``:
     the grid from its end (:func:`grid_cell`)."""
+    pdl_start(PDL)
     slot, span = grid_cell(REVERSE)
     row = (row0 + slot).to(tl.int64)
     if tl.load(cut_idx_ptr + row) == TIE_PENDING:
@@ -1093,11 +1110,12 @@ def tie_count_kernel(x_ptr, stride_xb, stride_xv, V, row0, thr_key_ptr, cut_idx_
 @triton.jit(do_not_specialize=["V", "row0", "n_spans"])
 def tie_pick_kernel(x_ptr, stride_xb, stride_xv, V, row0, thr_key_ptr, num_ties_ptr, cut_idx_ptr, tie_cnt_ptr,
                     n_spans, SPAN: tl.constexpr, N_SPANS_P2: tl.constexpr, CHUNK: tl.constexpr,
-                    DTYPE: tl.constexpr, W: tl.constexpr, REVERSE: tl.constexpr = False):
+                    DTYPE: tl.constexpr, W: tl.constexpr, REVERSE: tl.constexpr = False, PDL: tl.constexpr = 0):
     """grid (rows,): the index of the ``num_ties``-th entry equal to the threshold, in index
     order: the span that holds it from the span counts (in span order), then a prefix
     sum over that span alone, CHUNK entries a step (also run by a program of
     :func:`tie_count_kernel` over ``(rows, spans)``: its row slot, from the end with ``REVERSE``)."""
+    pdl_start(PDL)
     slot = grid_cell(REVERSE)[0]
     row = (row0 + slot).to(tl.int64)
     if tl.load(cut_idx_ptr + row) == TIE_PENDING:
@@ -1173,6 +1191,7 @@ def finish_kernel(
     MAX_ROUNDS: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr,
     TWO_CUTS: tl.constexpr = False, VALUE_LANES: tl.constexpr = False, NPM: tl.constexpr = 16,
     FUSED_ROUNDS: tl.constexpr = False, RADIX: tl.constexpr = False,
+    PDL: tl.constexpr = 0,
 ):
     """One row after the span pass: combine partials, and on a hit search the candidates.
 
@@ -1181,6 +1200,7 @@ def finish_kernel(
     ``TWO_CUTS``: a miss also narrows the range with the low cut's exact count and
     mass (:func:`row_cut_key`).
     """
+    pdl_start(PDL)
     slot = tl.program_id(0)  # also when a span or round program runs it (FOLD): its row slot
     row = (row0 + slot).to(tl.int64)
     x_row = x_ptr + row * stride_xb
@@ -1500,6 +1520,7 @@ def round_kernel(
     REG_MID: tl.constexpr, NP: tl.constexpr, MAX_ROUNDS: tl.constexpr,
     MASS_ONLY: tl.constexpr = False, VALUE_LANES: tl.constexpr = False, FUSED_ROUNDS: tl.constexpr = False,
     RADIX: tl.constexpr = False, ROW_MODE: tl.constexpr = False, REVERSE: tl.constexpr = False,
+    PDL: tl.constexpr = 0,
 ):
     """One miss round: :func:`round_span` over one span of an open row, grid ``(rows, n_spans)``.
 
@@ -1518,6 +1539,7 @@ def round_kernel(
     (the option ``row_loop``: all of a wave's rounds in one launch), ``last`` applying
     to the last of them.
     """
+    pdl_start(PDL)
     slot, span_of_grid = grid_cell(REVERSE and not ROW_MODE)
     if ROW_MODE:
         # n_loop rounds in this one program (ROW_LOOP; else one): the update's state is read back by the next
@@ -1570,6 +1592,7 @@ def update_kernel(
     NP: tl.constexpr, NPM: tl.constexpr, MAX_ROUNDS: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr,
     KEY_NEG_INF: tl.constexpr, MASS_ONLY: tl.constexpr = False, VALUE_LANES: tl.constexpr = False,
     FUSED_ROUNDS: tl.constexpr = False, RADIX: tl.constexpr = False, REVERSE: tl.constexpr = False,
+    PDL: tl.constexpr = 0,
 ):
     """After a miss round.  A gathering round: finish the row over the gathered keys
     (they fit), or fall back to evaluating.  An evaluating round: combine the span
@@ -1584,6 +1607,7 @@ def update_kernel(
     new range is bounded by its mass over its smallest weight (``n_ub``), which
     decides whether the next round gathers.  A single-key range settles in the
     round after it appears."""
+    pdl_start(PDL)
     slot = grid_cell(REVERSE)[0]  # also when a span or round program runs it (FOLD): its row slot
     row = (row0 + slot).to(tl.int64)
     si = state_i_ptr + row * ST_I
@@ -1803,7 +1827,7 @@ def slot_ties_kernel(cand_ptr, idx_ptr, part_i_ptr, n_spans, ctr_ptr, row0, thr_
                      hit_ptr, state_ptr, out_ptr, drawn_ptr, SPAN_CAP: tl.constexpr, N_SPANS_P2: tl.constexpr,
                      CHUNK: tl.constexpr, TILE: tl.constexpr, IDX_BITS: tl.constexpr, W: tl.constexpr,
                      DRAW: tl.constexpr = False, DRAW_CHUNK: tl.constexpr = 512, DTYPE: tl.constexpr = 0,
-                     KEY_POS_INF: tl.constexpr = 0):
+                     KEY_POS_INF: tl.constexpr = 0, PDL: tl.constexpr = 0):
     """grid (rows,): the index of the last kept tie of a row that hit, from its slot alone.
 
     On a hit the whole tie group is in the slot.  Its token indices are appended
@@ -1817,6 +1841,7 @@ def slot_ties_kernel(cand_ptr, idx_ptr, part_i_ptr, n_spans, ctr_ptr, row0, thr_
     and its last kept tie is known, and sets ``drawn`` (int8) to 1 for it, 0 for
     every other row, which the draw from the row (``sample_kernel``) then takes.
     """
+    pdl_start(PDL)
     slot = tl.program_id(0)
     row = (row0 + slot).to(tl.int64)
     hit = tl.load(hit_ptr + row) != 0
@@ -1896,7 +1921,7 @@ def slot_entries(cand_ptr, idx_ptr, base, c0, n, thr, cut_idx, CHUNK: tl.constex
 @triton.jit(do_not_specialize=["V", "row0"])
 def mask_kernel(x_ptr, stride_xb, stride_xv, out_ptr, stride_ob, stride_ov, V, row0, thr_key_ptr, cut_idx_ptr,
                 hit_ptr, mask_value, BLOCK: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr,
-                SCATTER: tl.constexpr = False, REVERSE: tl.constexpr = False):
+                SCATTER: tl.constexpr = False, REVERSE: tl.constexpr = False, PDL: tl.constexpr = 0):
     """grid (rows, blocks): mask_value wherever an entry is not kept; kept entries keep their bits.
 
     ``out`` may be ``x`` itself (in place): each entry is read before it is
@@ -1910,6 +1935,7 @@ def mask_kernel(x_ptr, stride_xb, stride_xv, out_ptr, stride_ob, stride_ov, V, r
     first ones dispatched read what the previous pass over the wave read last (still
     in L2); each program writes what it would write in grid order.
     """
+    pdl_start(PDL)
     row, blk = grid_cell(REVERSE)
     row = row0 + row.to(tl.int64)
     blk = blk.to(tl.int64)
@@ -1932,9 +1958,10 @@ def mask_kernel(x_ptr, stride_xb, stride_xv, out_ptr, stride_ob, stride_ov, V, r
 @triton.jit(do_not_specialize=["row0", "n_spans"])
 def scatter_kernel(cand_ptr, idx_ptr, part_i_ptr, n_spans, row0, thr_key_ptr, cut_idx_ptr, hit_ptr, out_ptr,
                    stride_ob, stride_ov, SPAN_CAP: tl.constexpr, N_SPANS_P2: tl.constexpr, CHUNK: tl.constexpr,
-                   DTYPE: tl.constexpr, W: tl.constexpr):
+                   DTYPE: tl.constexpr, W: tl.constexpr, PDL: tl.constexpr = 0):
     """grid (rows,): after the fill of :func:`mask_kernel`, the kept entries of a row that
     :func:`scatters`, written back from its slot (bits from keys)."""
+    pdl_start(PDL)
     slot = tl.program_id(0)
     row = (row0 + slot).to(tl.int64)
     thr = tl.load(thr_key_ptr + row)
@@ -2121,7 +2148,7 @@ def pick_token(part_v_ptr, part_i_ptr, count_ptr, out_ptr, row0, r, n_parts, NP2
 @triton.jit(do_not_specialize=["row0", "n_spans"])
 def sample_slot_kernel(cand_ptr, idx_ptr, part_i_ptr, n_spans, row0, thr_key_ptr, cut_idx_ptr, hit_ptr, state_ptr,
                        out_ptr, SPAN_CAP: tl.constexpr, N_SPANS_P2: tl.constexpr, CHUNK: tl.constexpr,
-                       DTYPE: tl.constexpr, W: tl.constexpr, KEY_POS_INF: tl.constexpr):
+                       DTYPE: tl.constexpr, W: tl.constexpr, KEY_POS_INF: tl.constexpr, PDL: tl.constexpr = 0):
     """grid (rows,): the Gumbel-max token of a row that hit, from its candidate slot alone.
 
     On a hit every kept entry is a candidate (the threshold is above the cut and
@@ -2131,6 +2158,7 @@ def sample_slot_kernel(cand_ptr, idx_ptr, part_i_ptr, n_spans, row0, thr_key_ptr
     ``x + g``, the lowest index on equal keys, kept ``+inf`` entries racing on the
     noise alone).  Rows that missed are left to ``sample_kernel``.
     """
+    pdl_start(PDL)
     slot = tl.program_id(0)
     row = (row0 + slot).to(tl.int64)
     if tl.load(hit_ptr + row) != 0:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import numbers
+import os
 from typing import NamedTuple
 
 import torch
@@ -108,6 +109,15 @@ FOLD_PICK = True
 # V=151936 65.8 -> 67.1 us, V=128256 60.2 -> 60.0, top-k 50 54.0 -> 56.8, 49.7 -> 49.7; 97130fa, call B: 65.2 ->
 # 64.7, 59.7 -> 57.8, 53.4 -> 52.2, 48.6 -> 48.1): within the noise of one call to the next
 FUSE_DRAW = False
+# defaults of the options mask_reverse and tie_reverse, by key width: the mask of 32-bit rows and the tie counts of
+# 16-bit rows run their grids from the end (kernels.grid_cell), so that their first programs read the bytes that
+# the pass before them read last, from L2.  H200 (012726e, docs/bench/h200-2026-12-02/session18/ call A, masked out
+# of place, B=1024, V=131072): fp32 with mask_reverse top-k 50 Gaussian / LLM-like / Zipf 901 -> 868, 639 -> 606,
+# 1064 -> 1022 us, k100+p0.9 LLM-like 706 -> 670, top-p 0.9 LLM-like 1039 -> 997; bf16 top-k 50 (nearly every row
+# counts a cut tie group first) with tie_reverse Gaussian 1022 -> 1009, LLM-like 715 -> 707, but with mask_reverse
+# 1022 -> 1128 and 715 -> 820 (not understood).  Smaller waves (wave_rows 192, 96) were 10-120% slower
+MASK_REVERSE_WIDTHS = (32,)
+TIE_REVERSE_WIDTHS = (16,)
 
 
 def miss_rounds(width: int) -> int:
@@ -156,6 +166,14 @@ def span_warps_of(B: int, kp: bool, with_idx: bool) -> int:
     if kp and with_idx and STRIDED_MIN_ROWS < B <= CUT_PASS_MIN_ROWS:
         return KP_IDX_SPAN_WARPS
     return SPAN_WARPS
+
+
+def pdl_capable(dev: torch.device) -> bool:
+    """Whether kernels on ``dev`` may take programmatic dependent launch: a CUDA (not ROCm) device of
+    compute capability 9.0 or later, not under the interpreter."""
+    if dev.type != "cuda" or torch.version.hip is not None or os.environ.get("TRITON_INTERPRET", "") not in ("", "0"):
+        return False
+    return torch.cuda.get_device_capability(dev)[0] >= 9
 
 
 def int_option(options: dict, name: str, default: int, *, pow2: bool = False, choices=None) -> int:
@@ -344,10 +362,16 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         # tie_reverse: the row tie counts; round_alternate: the span-grid miss rounds, the first reversed (it
         # follows the span pass), the next forward, and so on.  wave_rows: at most this many rows a wave (the
         # wave's rows are then a smaller share of the bytes through L2)
-        mask_reverse = bool(opts.get("mask_reverse", False))
-        tie_reverse = bool(opts.get("tie_reverse", False))
+        mask_reverse = bool(opts.get("mask_reverse", kc.width in MASK_REVERSE_WIDTHS))
+        tie_reverse = bool(opts.get("tie_reverse", kc.width in TIE_REVERSE_WIDTHS))
         round_alternate = bool(opts.get("round_alternate", False))
         wave_rows = int_option(opts, "wave_rows", B)
+        # programmatic dependent launch (NVIDIA sm_90+): each kernel of a wave launches while the one before it
+        # drains and waits in kernels.pdl_start (1), or also lets the next one launch once it runs (2); no bit
+        # depends on it.  Elsewhere (ROCm, older GPUs, the interpreter) the option is ignored
+        pdl = int_option(opts, "pdl", 0, choices=(0, 1, 2)) if opts.get("pdl") else 0
+        pdl = pdl if pdl_capable(dev) else 0
+        pdl_kw = dict(PDL=pdl, launch_pdl=True) if pdl else {}
         # slot entries a step of the draw from the slot (option sample_chunk; the same token)
         sample_chunk = int_option(opts, "sample_chunk", SAMPLE_SLOT_CHUNK, pow2=True)
         wide = topk_geometry and k_mode == 1 and k_s <= WIDE_SPAN_MAX_K
@@ -418,7 +442,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                     x, x.stride(0), x.stride(1), V, row0, k_ptr, k_s, p_ptr, p_s, k_mode, p_mode,
                     topk_lut, topp_lut, cut, n_spans * span_cap, SAMPLE=SAMPLE_SIZE,
                     LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE, TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size,
-                    TWO_CUTS=two_cut_share if two_cuts else 0, num_warps=4, **common,
+                    TWO_CUTS=two_cut_share if two_cuts else 0, **pdl_kw, num_warps=4, **common,
                 )
             kernels.span_kernel[(rows, n_spans)](
                 x, x.stride(0), x.stride(1), V, row0,
@@ -433,7 +457,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                 PREFETCH=bool(opts.get("span_prefetch", False)), CUT_IN=cut_in, NEED_MIN=not all_search,
                 WITH_IDX=with_idx, STRIDED=span_layout == "strided", TWO_CUTS=two_cut_share if two_cuts else 0,
                 AGG=min(append_agg, block), DEFER=append_defer, ROW_Z=not kp, NEED_NMAX=need_nmax,
-                num_warps=span_warps,
+                **pdl_kw, num_warps=span_warps,
                 **common,
             )
             if not fold_finish:
@@ -443,7 +467,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                     cand, part_i, part_f, n_spans, ctr, state_i, state_f,
                     thr_key, thr_bits, num_ties, count, hit, cut_idx, part_low, lanes,
                     TWO_CUTS=two_cuts, VALUE_LANES=value_lanes, NPM=npm, num_warps=search_warps, **search_regs,
-                    **search_const,
+                    **pdl_kw, **search_const,
                     **common,
                 )
             r = 0
@@ -459,7 +483,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                     ticket, ties_all, last, thr_key, thr_bits, num_ties, count, hit, cut_idx, n_loop,
                     SPAN=span, BLOCK=round_block, UNROLL=round_unroll, NPM=npm, MASS_ONLY=mass_lanes,
                     VALUE_LANES=value_lanes, FOLD=fold, ROW_MODE=row_mode,
-                    REVERSE=round_alternate and not row_mode and (r - n_loop) % 2 == 0, num_warps=round_warps,
+                    REVERSE=round_alternate and not row_mode and (r - n_loop) % 2 == 0, **pdl_kw, num_warps=round_warps,
                     **(row_regs if row_mode else {}), **search_const, **common,
                 )
                 if fold or row_mode:
@@ -470,7 +494,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                     cand, rpart_i, rpart_f, n_spans, ctr, state_i, state_f, last,
                     thr_key, thr_bits, num_ties, count, hit, cut_idx, lanes,
                     NPM=npm, MASS_ONLY=mass_lanes, VALUE_LANES=value_lanes, num_warps=search_warps, **search_regs,
-                    **search_const, **common,
+                    **pdl_kw, **search_const, **common,
                 )
             slot_args = (cand, cidx, part_i, n_spans)
             slot_const = dict(SPAN_CAP=span_cap, N_SPANS_P2=n_spans_p2)
@@ -483,7 +507,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                     states if fuse_draw else thr_key, tokens if fuse_draw else thr_key, drawn,
                     CHUNK=SLOT_CHUNK, TILE=TIE_TILE, IDX_BITS=24, DRAW=fuse_draw, DRAW_CHUNK=sample_chunk,
                     DTYPE=common["DTYPE"], KEY_POS_INF=kc.key_pos_inf if fuse_draw else 0, num_warps=4, W=kc.width,
-                    **slot_const,
+                    **pdl_kw, **slot_const,
                 )
             if mask is not None or sampling:
                 # ... and from the row for the others (the span counts go into the round
@@ -492,12 +516,12 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                 kernels.tie_count_kernel[(rows, n_spans)](
                     x, x.stride(0), x.stride(1), V, row0, thr_key, cut_idx, rpart_i, n_spans, ticket, num_ties,
                     SPAN=span, BLOCK=block, FOLD=fold_ties, N_SPANS_P2=n_spans_p2, CHUNK=min(TIE_CHUNK, span),
-                    REVERSE=tie_reverse, num_warps=span_warps, **common,
+                    REVERSE=tie_reverse, **pdl_kw, num_warps=span_warps, **common,
                 )
                 if not fold_ties:
                     kernels.tie_pick_kernel[(rows,)](
                         x, x.stride(0), x.stride(1), V, row0, thr_key, num_ties, cut_idx, rpart_i, n_spans,
-                        SPAN=span, N_SPANS_P2=n_spans_p2, CHUNK=min(TIE_CHUNK, span), num_warps=search_warps,
+                        SPAN=span, N_SPANS_P2=n_spans_p2, CHUNK=min(TIE_CHUNK, span), **pdl_kw, num_warps=search_warps,
                         **common,
                     )
             if mask is not None:
@@ -505,17 +529,17 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                 kernels.mask_kernel[(rows, triton.cdiv(V, MASK_BLOCK))](
                     x, x.stride(0), x.stride(1), target, target.stride(0), target.stride(1), V, row0, thr_key,
                     cut_idx, hit, float(mask_value), BLOCK=MASK_BLOCK, SCATTER=scatter, REVERSE=mask_reverse,
-                    num_warps=8, **common,
+                    **pdl_kw, num_warps=8, **common,
                 )
                 if scatter:
                     kernels.scatter_kernel[(rows,)](
                         *slot_args, row0, thr_key, cut_idx, hit, target, target.stride(0), target.stride(1),
-                        CHUNK=SLOT_CHUNK, num_warps=4, **slot_const, **common,
+                        CHUNK=SLOT_CHUNK, **pdl_kw, num_warps=4, **slot_const, **common,
                     )
             if sampling and not fuse_draw:
                 kernels.sample_slot_kernel[(rows,)](
                     *slot_args, row0, thr_key, cut_idx, hit, states, tokens, CHUNK=sample_chunk,
-                    KEY_POS_INF=kc.key_pos_inf, num_warps=4, **slot_const, **common,
+                    KEY_POS_INF=kc.key_pos_inf, **pdl_kw, num_warps=4, **slot_const, **common,
                 )
     dtype = TORCH_DTYPE[req.dtype]
     if req.dtype == "float32":
