@@ -495,10 +495,12 @@ def test_fill_and_scatter_gives_the_read_paths_bits(dtype, monkeypatch):
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_pass_order_options_give_the_default_bits(dtype):
-    """The L2-reuse orders (``mask_reverse``, ``tie_reverse``: those grids from their end;
-    ``round_alternate``: span-grid miss rounds alternately reversed), smaller waves (``wave_rows``) and
-    programmatic dependent launch (``pdl``) change no bit of the masked rows or the selection: rows with a cut tie group over several spans,
-    a top-p row that misses into the rounds, NaN and +inf, in place and out of place."""
+    """The L2-reuse orders (``mask_reverse``, ``tie_reverse``: those grids from their end, by default
+    the mask of 32-bit rows and the tie counts of 16-bit rows; ``round_alternate``: span-grid miss rounds
+    alternately reversed), smaller waves (``wave_rows``) and programmatic dependent launch (``pdl``, on
+    an H200 by default; ignored elsewhere) change no bit of the masked rows or the selection: rows with a
+    cut tie group over several spans, a top-p row that misses into the rounds, NaN and +inf, in place
+    and out of place."""
     rng = np.random.default_rng(5)
     V = 1500
     x = np.round(rng.standard_normal((5, V)) * 4).astype(np.float32) / 4  # many ties
@@ -521,8 +523,8 @@ def test_pass_order_options_give_the_default_bits(dtype):
     out = xt.clone()
     qrita.top_k_top_p(out, k, p, backend="triton", mask_value=-3.0, inplace=True, options=orders)
     assert torch.equal(out.cpu().view(bits), want.view(bits))
-    # programmatic dependent launch (an H200; ignored elsewhere): the same bits
-    for pdl in (1, 2):
+    # programmatic dependent launch off, waiting only, waiting and launching the next kernel early
+    for pdl in (0, 1, 2):
         got = qrita.top_k_top_p(xt, k, p, backend="triton", mask_value=-3.0, options=dict(pdl=pdl))
         assert torch.equal(got.cpu().view(bits), want.view(bits)), pdl
     # a scalar top-k at small B folds each miss round's update into the round's last program

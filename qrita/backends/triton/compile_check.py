@@ -29,7 +29,13 @@ from . import kernels, launch
 POINTER = {"float32": "*fp32", "float16": "*fp16", "bfloat16": "*bf16"}
 
 
+# the option pdl of the kernels that take it, as the launch gives it on the target being compiled (main sets it)
+_PDL = 0
+
+
 def _source(fn, args: dict, constexprs: dict) -> ASTSource:
+    if "PDL" in fn.arg_names and "PDL" not in constexprs:
+        constexprs = dict(constexprs, PDL=_PDL)
     given = dict(args)
     given.update({name: "constexpr" for name in constexprs})
     unknown = set(given) - set(fn.arg_names)
@@ -313,13 +319,19 @@ def parse_target(spec: str) -> GPUTarget:
 def main(argv: list[str] | None = None) -> int:
     targets = (argv if argv is not None else sys.argv[1:]) or ["cuda:90", "cuda:80"]
     failures = 0
+    global _PDL
     for spec in targets:
         target = parse_target(spec)
+        # the launch's programmatic dependent launch (launch.pdl_capable: CUDA sm_90 and later)
+        _PDL = launch.PDL if target.backend == "cuda" and int(target.arch) >= 90 else 0
         for dtype, small in [(dtype, small) for dtype in GPU_DTYPES for small in (False, True)]:
             for name, src, num_warps in variants(dtype, small=small):
                 t = time.time()
                 try:
-                    compiled = triton.compile(src, target=target, options={"num_warps": num_warps})
+                    options = {"num_warps": num_warps}
+                    if _PDL and "PDL" in src.fn.arg_names:
+                        options["launch_pdl"] = True
+                    compiled = triton.compile(src, target=target, options=options)
                     binary = "cubin" if target.backend == "cuda" else "hsaco"
                     assert binary in compiled.asm, f"no {binary} produced"
                     if target.backend == "cuda":

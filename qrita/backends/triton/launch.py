@@ -117,6 +117,14 @@ FUSE_DRAW = False
 # counts a cut tie group first) with tie_reverse Gaussian 1022 -> 1009, LLM-like 715 -> 707, but with mask_reverse
 # 1022 -> 1128 and 715 -> 820 (not understood).  Smaller waves (wave_rows 192, 96) were 10-120% slower
 MASK_REVERSE_WIDTHS = (32,)
+# default of the option pdl on NVIDIA sm_90+ (pdl_capable): every kernel of a wave is launched with programmatic
+# dependent launch, waits for the kernel before it in its first statement and then lets the next one launch
+# (kernels.pdl_start), so that a launch overlaps the drain of the kernel before it; the same bits.  H200 (f9e2089,
+# docs/bench/h200-2026-12-02/session18/ call B, CUDA-graph medians, LLM-like fp32 V=131072 unless noted, off -> 1 ->
+# 2): select top-k 50 B=1 19.5 -> 17.6 -> 17.6 us (Gaussian 18.2 -> 17.9 -> 16.6), masked 23.1 -> 22.2 -> 20.6;
+# top-p 0.9 B=1 37.8 -> 36.5 -> 34.4; top-k 50 B=16 27.7 -> 27.2 -> 26.1; the sampler k100+p0.9 B=64 V=151936
+# 64.0 -> 60.7 -> 60.0; top-k 50 B=1024 select 244.6 -> 240.2 -> 240.8, masked 601.8 -> 601.1 -> 597.4
+PDL = 2
 TIE_REVERSE_WIDTHS = (16,)
 
 
@@ -369,7 +377,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         # programmatic dependent launch (NVIDIA sm_90+): each kernel of a wave launches while the one before it
         # drains and waits in kernels.pdl_start (1), or also lets the next one launch once it runs (2); no bit
         # depends on it.  Elsewhere (ROCm, older GPUs, the interpreter) the option is ignored
-        pdl = int_option(opts, "pdl", 0, choices=(0, 1, 2)) if opts.get("pdl") else 0
+        pdl = PDL if opts.get("pdl") is None else (int_option(opts, "pdl", 0, choices=(1, 2)) if opts["pdl"] else 0)
         pdl = pdl if pdl_capable(dev) else 0
         pdl_kw = dict(PDL=pdl, launch_pdl=True) if pdl else {}
         # slot entries a step of the draw from the slot (option sample_chunk; the same token)
