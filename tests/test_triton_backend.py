@@ -445,6 +445,19 @@ def test_masked_output_in_and_out_of_place():
     assert torch.equal(y.view(torch.int16), out.view(torch.int16))
 
 
+def _masked_case(x, rng, dtype, k, p, mask_value):
+    """Five rows of ``x`` made a masking case: row 3 Gaussian, row 4 with NaN and +inf.  Returns the
+    rows on the device in ``dtype``, per-row ``k`` and ``p`` there, the bits' dtype and the numpy
+    backend's masked rows."""
+    x[3] = rng.standard_normal(x.shape[1])
+    x[4, [3, 1000]] = np.nan
+    x[4, 17] = np.inf
+    xt = torch.from_numpy(x).to(dtype=dtype, device=DEVICE)
+    k, p = torch.tensor(k, device=DEVICE), torch.tensor(p, device=DEVICE)
+    bits = torch.int32 if dtype == torch.float32 else torch.int16
+    return xt, k, p, bits, qrita.top_k_top_p(xt.cpu(), k.cpu(), p.cpu(), backend="numpy", mask_value=mask_value)
+
+
 @pytest.mark.parametrize("dtype", [torch.bfloat16] if INTERPRETED else [torch.float32, torch.bfloat16])
 def test_fill_and_scatter_gives_the_read_paths_bits(dtype, monkeypatch):
     """With the option ``scatter``, rows that hit are filled and their kept candidates written back
@@ -463,14 +476,7 @@ def test_fill_and_scatter_gives_the_read_paths_bits(dtype, monkeypatch):
     x[2] = -np.abs(x[2]) - 1.0
     x[2, [5, 70, 2999]] = -0.0
     x[2, [6, 71]] = 0.0
-    x[3] = rng.standard_normal(V)
-    x[4, [3, 1000]] = np.nan
-    x[4, 17] = np.inf
-    xt = torch.from_numpy(x).to(dtype=dtype, device=DEVICE)
-    k = torch.tensor([40, 100, 4, 0, 30], device=DEVICE)
-    p = torch.tensor([1.0, 1.0, 1.0, 0.95, 0.9], device=DEVICE)
-    bits = torch.int32 if dtype == torch.float32 else torch.int16
-    want = qrita.top_k_top_p(xt.cpu(), k.cpu(), p.cpu(), backend="numpy", mask_value=-7.0)
+    xt, k, p, bits, want = _masked_case(x, rng, dtype, [40, 100, 4, 0, 30], [1.0, 1.0, 1.0, 0.95, 0.9], -7.0)
     read = qrita.top_k_top_p(xt, k, p, backend="triton", mask_value=-7.0)
     assert torch.equal(read.cpu().view(bits), want.view(bits))
     scatter = {"scatter": True}
@@ -504,14 +510,7 @@ def test_pass_order_options_give_the_default_bits(dtype):
     rng = np.random.default_rng(5)
     V = 1500
     x = np.round(rng.standard_normal((5, V)) * 4).astype(np.float32) / 4  # many ties
-    x[3] = rng.standard_normal(V)
-    x[4, [3, 1000]] = np.nan
-    x[4, 17] = np.inf
-    xt = torch.from_numpy(x).to(dtype=dtype, device=DEVICE)
-    k = torch.tensor([40, 100, 7, 0, 30], device=DEVICE)
-    p = torch.tensor([1.0, 1.0, 0.7, 0.95, 0.9], device=DEVICE)
-    bits = torch.int32 if dtype == torch.float32 else torch.int16
-    want = qrita.top_k_top_p(xt.cpu(), k.cpu(), p.cpu(), backend="numpy", mask_value=-3.0)
+    xt, k, p, bits, want = _masked_case(x, rng, dtype, [40, 100, 7, 0, 30], [1.0, 1.0, 0.7, 0.95, 0.9], -3.0)
     orders = dict(mask_reverse=True, tie_reverse=True, round_alternate=True, wave_rows=2)
     for base in (dict(span=512, span_cap=64), dict(MISS_OPTIONS["rounds"])):  # hits (mostly), then all miss
         ref = qrita.select(xt, k, p, backend="triton", options=base)
