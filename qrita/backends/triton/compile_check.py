@@ -12,6 +12,7 @@ foreign target must not share a process with interpreter-mode kernels.
 
 from __future__ import annotations
 
+import inspect
 import re
 import sys
 import time
@@ -35,7 +36,13 @@ _PDL = 0
 
 def _source(fn, args: dict, constexprs: dict) -> ASTSource:
     if "PDL" in fn.arg_names and "PDL" not in constexprs:
-        constexprs = dict(constexprs, PDL=_PDL)
+        # PDL is the last parameter: the defaulted ones before it that the variant leaves out keep their defaults
+        # (constexprs are placed by their index among the given parameters)
+        params = inspect.signature(fn.fn).parameters
+        given = set(args) | set(constexprs)
+        defaults = {name: param.default for name, param in params.items()
+                    if name not in given and name != "PDL" and param.default is not inspect.Parameter.empty}
+        constexprs = dict(constexprs, **defaults, PDL=_PDL)
     given = dict(args)
     given.update({name: "constexpr" for name in constexprs})
     unknown = set(given) - set(fn.arg_names)
@@ -328,10 +335,9 @@ def main(argv: list[str] | None = None) -> int:
             for name, src, num_warps in variants(dtype, small=small):
                 t = time.time()
                 try:
-                    options = {"num_warps": num_warps}
-                    if _PDL and "PDL" in src.fn.arg_names:
-                        options["launch_pdl"] = True
-                    compiled = triton.compile(src, target=target, options=options)
+                    # (kernels that take PDL are launched with launch_pdl where it is on)
+                    extra = {"launch_pdl": True} if _PDL and "PDL" in src.fn.arg_names else {}
+                    compiled = triton.compile(src, target=target, options=dict(num_warps=num_warps, **extra))
                     binary = "cubin" if target.backend == "cuda" else "hsaco"
                     assert binary in compiled.asm, f"no {binary} produced"
                     if target.backend == "cuda":
