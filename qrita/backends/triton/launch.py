@@ -117,6 +117,7 @@ FUSE_DRAW = False
 # counts a cut tie group first) with tie_reverse Gaussian 1022 -> 1009, LLM-like 715 -> 707, but with mask_reverse
 # 1022 -> 1128 and 715 -> 820 (not understood).  Smaller waves (wave_rows 192, 96) were 10-120% slower
 MASK_REVERSE_WIDTHS = (32,)
+TIE_REVERSE_WIDTHS = (16,)
 # default of the option pdl on NVIDIA sm_90+ (pdl_capable): every kernel of a wave is launched with programmatic
 # dependent launch, waits for the kernel before it in its first statement and then lets the next one launch
 # (kernels.pdl_start), so that a launch overlaps the drain of the kernel before it; the same bits.  H200 (f9e2089,
@@ -125,7 +126,6 @@ MASK_REVERSE_WIDTHS = (32,)
 # top-p 0.9 B=1 37.8 -> 36.5 -> 34.4; top-k 50 B=16 27.7 -> 27.2 -> 26.1; the sampler k100+p0.9 B=64 V=151936
 # 64.0 -> 60.7 -> 60.0; top-k 50 B=1024 select 244.6 -> 240.2 -> 240.8, masked 601.8 -> 601.1 -> 597.4
 PDL = 2
-TIE_REVERSE_WIDTHS = (16,)
 
 
 def miss_rounds(width: int) -> int:
