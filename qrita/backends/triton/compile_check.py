@@ -35,14 +35,11 @@ _PDL = 0
 
 
 def _source(fn, args: dict, constexprs: dict) -> ASTSource:
-    if "PDL" in fn.arg_names and "PDL" not in constexprs:
-        # PDL is the last parameter: the defaulted ones before it that the variant leaves out keep their defaults
-        # (constexprs are placed by their index among the given parameters)
-        params = inspect.signature(fn.fn).parameters
-        given = set(args) | set(constexprs)
-        defaults = {name: param.default for name, param in params.items()
-                    if name not in given and name != "PDL" and param.default is not inspect.Parameter.empty}
-        constexprs = dict(constexprs, **defaults, PDL=_PDL)
+    # the parameters a variant leaves out take their defaults (constexprs are placed by their index among the
+    # parameters given, so a gap before a given one would shift it), PDL the target's
+    defaults = {name: param.default for name, param in inspect.signature(fn.fn).parameters.items()
+                if param.default is not inspect.Parameter.empty and name not in args}
+    constexprs = {**defaults, **({"PDL": _PDL} if "PDL" in defaults else {}), **constexprs}
     given = dict(args)
     given.update({name: "constexpr" for name in constexprs})
     unknown = set(given) - set(fn.arg_names)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import numbers
-import os
 from typing import NamedTuple
 
 import torch
@@ -179,7 +178,9 @@ def span_warps_of(B: int, kp: bool, with_idx: bool) -> int:
 def pdl_capable(dev: torch.device) -> bool:
     """Whether kernels on ``dev`` may take programmatic dependent launch: a CUDA (not ROCm) device of
     compute capability 9.0 or later, not under the interpreter."""
-    if dev.type != "cuda" or torch.version.hip is not None or os.environ.get("TRITON_INTERPRET", "") not in ("", "0"):
+    from . import _interpreted
+
+    if dev.type != "cuda" or torch.version.hip is not None or _interpreted():
         return False
     return torch.cuda.get_device_capability(dev)[0] >= 9
 
@@ -189,7 +190,7 @@ def int_option(options: dict, name: str, default: int, *, pow2: bool = False, ch
     value = options.get(name)
     if value is None:
         return default
-    ok = isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1
+    ok = isinstance(value, numbers.Integral) and not isinstance(value, bool) and (value >= 1 or choices is not None)
     ok = ok and not (pow2 and value & (value - 1)) and (choices is None or value in choices)
     if not ok:
         want = f"one of {choices}" if choices else ("a power of two" if pow2 else "a positive integer")
@@ -377,7 +378,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         # programmatic dependent launch (NVIDIA sm_90+): each kernel of a wave launches while the one before it
         # drains and waits in kernels.pdl_start (1), or also lets the next one launch once it runs (2); no bit
         # depends on it.  Elsewhere (ROCm, older GPUs, the interpreter) the option is ignored
-        pdl = PDL if opts.get("pdl") is None else (int_option(opts, "pdl", 0, choices=(1, 2)) if opts["pdl"] else 0)
+        pdl = int_option(opts, "pdl", PDL, choices=(0, 1, 2))
         pdl = pdl if pdl_capable(dev) else 0
         pdl_kw = dict(PDL=pdl, launch_pdl=True) if pdl else {}
         # slot entries a step of the draw from the slot (option sample_chunk; the same token)
