@@ -49,6 +49,8 @@ typedef unsigned short u16;
 #define QRITA_VEC_IN 1   // input rows are contiguous and 16-byte aligned
 #define QRITA_VEC_OUT 2  // so are the output rows of the masking
 #define QRITA_FAST 4     // opt-in: row scans and masking two chunks at a time with 16-byte accesses
+#define QRITA_ONE_COPY 8 // the rounds' bins in one copy instead of QRITA_COPIES (an ablation)
+#define QRITA_COPIES 4   // copies of the rounds' bins
 
 #if (QRITA_NBINS % QRITA_WARP_SIZE) != 0 || QRITA_NWARPS > QRITA_WARP_SIZE
 #error "unsupported warp size"
@@ -147,10 +149,12 @@ struct qrita_float16 {
 struct Smem {
     u32 cand_key[QRITA_CAP];  // candidates in index order
     int cand_col[QRITA_CAP];
-    u64 bin_mass[QRITA_NBINS];
-    u32 bin_cnt[QRITA_NBINS];
-    u32 bin_min[QRITA_NBINS];
-    u32 bin_max[QRITA_NBINS];
+    // per-bin counts and masses of a round, QRITA_COPIES copies (lane % copies picks one: fewer
+    // lanes of a warp meet on one address).  A mass is two u32 words, low and high: 64-bit shared
+    // atomics compile to compare-and-swap loops (sm_90), 32-bit adds are native.
+    u32 bin_cnt[QRITA_COPIES][QRITA_NBINS];
+    u32 bin_mlo[QRITA_COPIES][QRITA_NBINS];
+    u32 bin_mhi[QRITA_COPIES][QRITA_NBINS];
     u32 tau[QRITA_NBINS];     // tau[j - 1] = pivot j
     u64 red[QRITA_NWARPS + 1];
     u32 scan[QRITA_NWARPS];
@@ -522,6 +526,7 @@ struct SearchState {
     u64 lo, hi, base, target;
     u32 base_cnt, live;
     int round;
+    int copies;  // copies of the bins (1 or QRITA_COPIES)
 };
 
 // #{j : tau_j < key} for a live key (> lo); keys above hi go to the top bucket.
@@ -534,13 +539,54 @@ __device__ __forceinline__ int bucket_of(u32 key, u64 lo, u64 hi, int P, const u
     return b;
 }
 
-// Pass B over the row: count the keys equal to zmn and, if compact, gather the live keys of
-// bucket a into sm.cand_* in index order (block prefix sums per CHUNK).  Returns the count.
+// The statistics of a round's second pass: zmn, the smallest live key above the pivot t_lo, and
+// how many entries equal it; zmx, the largest live key at or below t_hi (has_hi: a < P).
+struct Pass2 {
+    u32 zmn, n, zmx;
+};
+
+struct Pass2Lane {  // one thread's running part of Pass2
+    u32 mn, n, mx;
+    __device__ __forceinline__ void init() {
+        mn = QRITA_EMPTY_KEY;
+        n = 0u;
+        mx = 0u;
+    }
+    __device__ __forceinline__ void add(u32 key, u64 lo, u32 t_lo, bool has_hi, u32 t_hi) {
+        if ((u64)key <= lo) return;
+        if (key > t_lo) {
+            if (key < mn) {
+                mn = key;
+                n = 0u;
+            }
+            n += key == mn ? 1u : 0u;
+        }
+        if (has_hi && key <= t_hi && key > mx) mx = key;
+    }
+    __device__ Pass2 finish() const {
+        Pass2 r;
+        r.zmn = block_allreduce(mn, OpMin(), QRITA_EMPTY_KEY);
+        r.n = block_allreduce(mn == r.zmn ? n : 0u, OpSum(), 0u);
+        r.zmx = block_allreduce(mx, OpMax(), 0u);
+        return r;
+    }
+};
+
+// Bucket a of a round is (b_lo, b_hi]: b_lo = lo for a = 0, else pivot a; b_hi = pivot a + 1,
+// or no bound for a = P (the top bucket also holds the keys above hi).
+__device__ __forceinline__ bool in_bucket(u32 key, u64 lo, u32 b_lo, bool has_hi, u32 b_hi) {
+    return (u64)key > lo && key > b_lo && (!has_hi || key <= b_hi);
+}
+
+// The second pass over the row: Pass2 and, if compact, the live keys of bucket a gathered into
+// sm.cand_* in index order (block prefix sums per CHUNK); *n_compacted gets their count.
 template <class Tr>
-__device__ __noinline__ u32 row_count_compact(const RowSource<Tr>& row, u32 zmn, bool compact, u64 lo, u64 hi, int P, int a,
-                                 u32* n_compacted) {
+__device__ __noinline__ Pass2 row_pass2(const RowSource<Tr>& row, u64 lo, u32 t_lo, bool has_hi, u32 t_hi,
+                                        bool compact, u32 b_lo, u32* n_compacted) {
     const int nchunks = (row.V + QRITA_CHUNK - 1) / QRITA_CHUNK;
-    u32 eq = 0, base = 0;
+    Pass2Lane pl;
+    pl.init();
+    u32 base = 0;
     for (int c = 0; c < nchunks; ++c) {
         const int col0 = c * QRITA_CHUNK + threadIdx.x * QRITA_ITEMS;
         typename Tr::bits_t b[QRITA_ITEMS];
@@ -550,8 +596,8 @@ __device__ __noinline__ u32 row_count_compact(const RowSource<Tr>& row, u32 zmn,
 #pragma unroll
         for (int i = 0; i < QRITA_ITEMS; ++i) {
             key[i] = Tr::key(b[i]);
-            eq += key[i] == zmn ? 1u : 0u;
-            const bool take = compact && (u64)key[i] > lo && bucket_of(key[i], lo, hi, P, qrita_sm.tau) == a;
+            pl.add(key[i], lo, t_lo, has_hi, t_hi);
+            const bool take = compact && in_bucket(key[i], lo, b_lo, has_hi, t_hi);
             key[i] = take ? key[i] : 0u;  // 0 (the NaN key) marks "not taken": live keys are > 0
             mine += take ? 1u : 0u;
         }
@@ -570,19 +616,50 @@ __device__ __noinline__ u32 row_count_compact(const RowSource<Tr>& row, u32 zmn,
         }
     }
     *n_compacted = base;
-    return block_allreduce(eq, OpSum(), 0u);
+    return pl.finish();
+}
+
+// The same statistics over the candidates in shared memory (nothing is gathered there).
+__device__ __noinline__ Pass2 cand_pass2(const CandSource& src, u64 lo, u32 t_lo, bool has_hi, u32 t_hi) {
+    Pass2Lane pl;
+    pl.init();
+    for_each(src, [&](u32 key) { pl.add(key, lo, t_lo, has_hi, t_hi); });
+    return pl.finish();
+}
+
+// A bin's mass from its two words, and back.
+#define QRITA_WORD_BITS (8 * (int)sizeof(u32))
+__device__ __forceinline__ u64 words_u64(u32 lo_word, u32 hi_word) { return ((u64)hi_word << QRITA_WORD_BITS) | lo_word; }
+__device__ __forceinline__ u64 bin_mass(int copy, int b) {
+    return words_u64(qrita_sm.bin_mlo[copy][b], qrita_sm.bin_mhi[copy][b]);
+}
+
+// Adds a 64-bit mass to a bin kept as two u32 words: the low word's carry goes to the high word.
+// Exact in any order: the words end as the sum's low 32 bits and the rest.
+__device__ __forceinline__ void bin_mass_add(u32* mlo, u32* mhi, u64 q) {
+    const u32 ql = (u32)q;
+    u32 carry = 0u;
+    if (ql) {
+        const u32 old = atomicAdd(mlo, ql);
+        carry = (u32)(old + ql) < old ? 1u : 0u;
+    }
+    const u32 qh = (u32)(q >> QRITA_WORD_BITS) + carry;
+    if (qh) atomicAdd(mhi, qh);
 }
 
 // The state machine of qrita.core.search on the live keys (lo, hi] of src.  MASS: weights
 // are Weights::q (top-p), else 1 (top-k).  One round: one pass buckets the keys by P pivots
-// (count, mass, min and max key per bucket: integer atomics), warp 0 finds the largest pivot
-// a with C(tau_a) >= T (visiting the pivots in increasing order ends there: see the numpy
-// backend), and a second pass counts the entries equal to zmn.  On the row, that second pass
-// also gathers bucket a (the next live range) into shared memory when it fits; the search
-// then returns ok = 2 and goes on over shared memory (search() below).
+// (count and mass per bucket: 32-bit integer atomics into st.copies copies of the bins), warp 0
+// finds the largest pivot a with C(tau_a) >= T (visiting the pivots in increasing order ends
+// there: see the numpy backend), and a second pass finds zmn (the smallest key above pivot a),
+// how many entries equal it, and zmx (the largest key at or below pivot a + 1, for snap_hi).
+// On the row, that second pass also gathers bucket a (the next live range) into shared memory
+// when it fits; the search then returns ok = 2 and goes on over shared memory (search() below).
 template <class Tr, bool MASS, class Src>
 __device__ __noinline__ SearchResult pivot_search(const Src& src, SearchState& st, const Weights<Tr>& wt) {
     const int lane = threadIdx.x % QRITA_WARP_SIZE, warp = threadIdx.x / QRITA_WARP_SIZE;
+    const int copies = st.copies;
+    const int copy = lane % copies;
     SearchResult res;
     res.ok = 0;
     res.clobbered = 0;
@@ -592,28 +669,43 @@ __device__ __noinline__ SearchResult pivot_search(const Src& src, SearchState& s
         const int P = forced ? 1 : (st.live > QRITA_SMALL_LIVE ? QRITA_WIDE_PIVOTS : QRITA_NUM_PIVOTS);
         for (int j = threadIdx.x; j < QRITA_NBINS; j += QRITA_THREADS) {
             if (j < P) qrita_sm.tau[j] = (u32)(forced ? hi - 1 : qrita_pivot<u64>(lo, hi, (u64)(j + 1), (u64)P));
-            qrita_sm.bin_cnt[j] = 0u;
-            qrita_sm.bin_mass[j] = 0ull;
-            qrita_sm.bin_min[j] = QRITA_EMPTY_KEY;
-            qrita_sm.bin_max[j] = 0u;
+            for (int r = 0; r < copies; ++r) {
+                qrita_sm.bin_cnt[r][j] = 0u;
+                qrita_sm.bin_mlo[r][j] = 0u;
+                qrita_sm.bin_mhi[r][j] = 0u;
+            }
         }
         __syncthreads();
         for_each(src, [&](u32 key) {
             if ((u64)key <= lo) return;
             const int b = bucket_of(key, lo, hi, P, qrita_sm.tau);
-            atomicAdd(&qrita_sm.bin_cnt[b], 1u);
-            if (MASS) atomicAdd(&qrita_sm.bin_mass[b], wt.q(key));
-            atomicMin(&qrita_sm.bin_min[b], key);
-            atomicMax(&qrita_sm.bin_max[b], key);
+            atomicAdd(&qrita_sm.bin_cnt[copy][b], 1u);
+            if (MASS) bin_mass_add(&qrita_sm.bin_mlo[copy][b], &qrita_sm.bin_mhi[copy][b], wt.q(key));
         });
         __syncthreads();
+        // fold the copies into copy 0: bin_cnt[0][b] the count, bin_mlo/mhi[0][b] the mass
+        if (copies > 1) {
+            for (int j = threadIdx.x; j <= P; j += QRITA_THREADS) {
+                u32 n = qrita_sm.bin_cnt[0][j];
+                u64 m = bin_mass(0, j);
+                for (int r = 1; r < copies; ++r) {
+                    n += qrita_sm.bin_cnt[r][j];
+                    m += bin_mass(r, j);
+                }
+                qrita_sm.bin_cnt[0][j] = n;
+                qrita_sm.bin_mlo[0][j] = (u32)m;
+                qrita_sm.bin_mhi[0][j] = (u32)(m >> QRITA_WORD_BITS);
+            }
+            __syncthreads();
+        }
+        const u32* bin_cnt = qrita_sm.bin_cnt[0];
         if (warp == 0) {
             // lane owns bins [b0, b0 + BINS_PER_LANE); C_j = base + sum of bins >= j
             const int b0 = lane * QRITA_BINS_PER_LANE;
             u64 own = 0;
             for (int i = 0; i < QRITA_BINS_PER_LANE; ++i) {
                 const int b = b0 + i;
-                if (b <= P) own += MASS ? qrita_sm.bin_mass[b] : (u64)qrita_sm.bin_cnt[b];
+                if (b <= P) own += MASS ? bin_mass(0, b) : (u64)bin_cnt[b];
             }
             u64 suffix = own;  // sum over lanes >= this one
             for (int o = 1; o < QRITA_WARP_SIZE; o <<= 1) {
@@ -631,7 +723,7 @@ __device__ __noinline__ SearchResult pivot_search(const Src& src, SearchState& s
             for (int i = QRITA_BINS_PER_LANE - 1; i >= 0; --i) {
                 const int b = b0 + i;
                 if (b > P) continue;
-                run += MASS ? qrita_sm.bin_mass[b] : (u64)qrita_sm.bin_cnt[b];
+                run += MASS ? bin_mass(0, b) : (u64)bin_cnt[b];
                 if (b >= 1 && run >= target && found == 0) found = b;
             }
             const int a = warp_allreduce(found, OpMax());
@@ -640,34 +732,27 @@ __device__ __noinline__ SearchResult pivot_search(const Src& src, SearchState& s
             u64 up = 0;      // mass of the bins above a
             u32 up_cnt = 0;  // and their count
             u32 cnt_from = 0;
-            u32 zmn = QRITA_EMPTY_KEY, zmx = 0u;
             for (int i = QRITA_BINS_PER_LANE - 1; i >= 0; --i) {
                 const int b = b0 + i;
                 if (b > P) continue;
-                const u64 m = MASS ? qrita_sm.bin_mass[b] : (u64)qrita_sm.bin_cnt[b];
+                const u64 m = MASS ? bin_mass(0, b) : (u64)bin_cnt[b];
                 if (b >= a_eff) {
                     c += m;
-                    cnt_from += qrita_sm.bin_cnt[b];
-                    zmn = qrita_sm.bin_min[b] < zmn ? qrita_sm.bin_min[b] : zmn;
+                    cnt_from += bin_cnt[b];
                 }
                 if (b > a) {
                     up += m;
-                    up_cnt += qrita_sm.bin_cnt[b];
+                    up_cnt += bin_cnt[b];
                 }
-                if (b <= a) zmx = qrita_sm.bin_max[b] > zmx ? qrita_sm.bin_max[b] : zmx;
             }
             const u32 cc = warp_allreduce(cnt_from, OpSum()) + st.base_cnt;
             up = warp_allreduce(up, OpSum());
             up_cnt = warp_allreduce(up_cnt, OpSum());
-            zmn = warp_allreduce(zmn, OpMin());
-            zmx = warp_allreduce(zmx, OpMax());
             const int owner = a_eff / QRITA_BINS_PER_LANE;
             if (lane == owner) qrita_sm.bcast[1] = c;
             if (lane == 0) {
                 qrita_sm.bcast[0] = (u64)a;
                 qrita_sm.bcast[2] = (u64)cc;
-                qrita_sm.bcast[3] = (u64)zmn;
-                qrita_sm.bcast[4] = (u64)zmx;
                 qrita_sm.bcast[5] = up;
                 qrita_sm.bcast[6] = (u64)up_cnt;
                 qrita_sm.bcast[7] = target;
@@ -677,12 +762,15 @@ __device__ __noinline__ SearchResult pivot_search(const Src& src, SearchState& s
         const int a = (int)qrita_sm.bcast[0];
         const u64 c = qrita_sm.bcast[1];
         const u32 cc = (u32)qrita_sm.bcast[2];
-        const u32 zmn = (u32)qrita_sm.bcast[3];
-        const u32 zmx = (u32)qrita_sm.bcast[4];
         const u64 up = qrita_sm.bcast[5];
         const u32 up_cnt = (u32)qrita_sm.bcast[6];
         st.target = qrita_sm.bcast[7];
-        const u32 in_a = qrita_sm.bin_cnt[a];
+        const u32 in_a = bin_cnt[a];
+        const int a_eff = forced ? 1 : (a > 0 ? a : 1);
+        const u32 t_lo = qrita_sm.tau[a_eff - 1];         // pivot a_eff
+        const bool has_hi = a < P;
+        const u32 t_hi = has_hi ? qrita_sm.tau[a] : 0u;   // pivot a + 1
+        const u32 b_lo = a > 0 ? qrita_sm.tau[a - 1] : 0u;  // bucket a is (b_lo, t_hi] above lo
         __syncthreads();
         bool compact = false;
         u32 n_compacted = 0;
@@ -691,19 +779,24 @@ __device__ __noinline__ SearchResult pivot_search(const Src& src, SearchState& s
         if (a == 0 && !forced) {  // BELOW at the first pivot
             const int state = qrita_classify_pivot<int>(c, (u64)0, st.target, 0);
             hi = qrita_narrow_hi<u64>(hi, state, (u64)qrita_sm.tau[0]);
-            hi = qrita_snap_hi<u64>(hi, lo, (u64)zmx);
             if constexpr (Src::ROW) {
-                if (compact) row_count_compact<Tr>(src, zmn, true, lo, st.hi, P, 0, &n_compacted);
+                // the snap only saves rounds: on the row it rides on the compaction's pass
+                if (compact) {
+                    const Pass2 s2 = row_pass2<Tr>(src, lo, t_lo, true, t_hi, true, b_lo, &n_compacted);
+                    hi = qrita_snap_hi<u64>(hi, lo, (u64)s2.zmx);
+                }
+            } else {
+                const Pass2 s2 = cand_pass2(src, lo, t_lo, true, t_hi);
+                hi = qrita_snap_hi<u64>(hi, lo, (u64)s2.zmx);
             }
         } else {
-            u32 n;
+            Pass2 s2;
             if constexpr (Src::ROW) {
-                n = row_count_compact<Tr>(src, zmn, compact, lo, st.hi, P, a, &n_compacted);
+                s2 = row_pass2<Tr>(src, lo, t_lo, has_hi, t_hi, compact, b_lo, &n_compacted);
             } else {
-                u32 mine = 0;
-                for_each(src, [&](u32 key) { mine += key == zmn ? 1u : 0u; });
-                n = block_allreduce(mine, OpSum(), 0u);
+                s2 = cand_pass2(src, lo, t_lo, has_hi, t_hi);
             }
+            const u32 zmn = s2.zmn, n = s2.n;
             const u64 w = MASS ? (u64)n * wt.q(zmn) : (u64)n;
             const int state = qrita_classify_pivot<int>(c, w, st.target, forced);
             if (state == QRITA_STOP) {
@@ -716,9 +809,9 @@ __device__ __noinline__ SearchResult pivot_search(const Src& src, SearchState& s
                 return res;
             }
             lo = qrita_narrow_lo<u64>(lo, state, (u64)zmn);
-            if (a < P) {  // the next pivot is BELOW
-                hi = qrita_narrow_hi<u64>(hi, QRITA_BELOW, (u64)qrita_sm.tau[a]);
-                hi = qrita_snap_hi<u64>(hi, lo, (u64)zmx);
+            if (has_hi) {  // the next pivot is BELOW
+                hi = qrita_narrow_hi<u64>(hi, QRITA_BELOW, (u64)t_hi);
+                hi = qrita_snap_hi<u64>(hi, lo, (u64)s2.zmx);
             }
         }
         if (lo >= hi) lo = hi - 1;
@@ -740,8 +833,8 @@ __device__ __noinline__ SearchResult pivot_search(const Src& src, SearchState& s
 
 // The search from (lo, hi] with target T over src (the row moves to shared memory when it can).
 template <class Tr, bool MASS, class Src>
-__device__ SearchResult search(const Src& src, u64 lo, u64 hi, u64 target, const Weights<Tr>& wt) {
-    SearchState st{lo, hi, 0ull, target, 0u, (u32)src.size(), 0};
+__device__ SearchResult search(const Src& src, u64 lo, u64 hi, u64 target, const Weights<Tr>& wt, int copies) {
+    SearchState st{lo, hi, 0ull, target, 0u, (u32)src.size(), 0, copies};
     SearchResult r = pivot_search<Tr, MASS>(src, st, wt);
     if (r.ok == 2) {
         CandSource gathered{qrita_sm.cand_key, qrita_sm.cand_col, (int)st.live};
@@ -822,7 +915,7 @@ struct RowOut {
 
 // The selection of one row from its setup and pass totals (candidates in sm.cand_*).
 template <class Tr>
-__device__ __noinline__ RowOut search_row(const typename Tr::bits_t* xrow, i64 stride_v, int V, int vec, int fast,
+__device__ __noinline__ RowOut search_row(const typename Tr::bits_t* xrow, i64 stride_v, int V, int vec, int fast, int copies,
                                           const RowParams& rp, const Partial& t, const ZPart* zrow, int nchunks,
                                           int ties_all, double scale, int want_tie) {
     RowOut out;
@@ -861,8 +954,8 @@ __device__ __noinline__ RowOut search_row(const typename Tr::bits_t* xrow, i64 s
         if (rp.k_active) {
             k_hit = cand_fit && (i64)t.n_cand >= rp.k;
             const i64 K = k_hit ? rp.k : (rp.k < (i64)t.n_keep ? rp.k : (i64)t.n_keep);
-            SearchResult r = k_hit ? search<Tr, false>(cand, lo_cut, (u64)hi0, (u64)K, wt)
-                                   : search<Tr, false>(row, lo_row, (u64)hi0, (u64)K, wt);
+            SearchResult r = k_hit ? search<Tr, false>(cand, lo_cut, (u64)hi0, (u64)K, wt, copies)
+                                   : search<Tr, false>(row, lo_row, (u64)hi0, (u64)K, wt, copies);
             out.ok &= r.ok;
             if (r.clobbered) cand_fit = false;
             zk = r.z;
@@ -893,8 +986,8 @@ __device__ __noinline__ RowOut search_row(const typename Tr::bits_t* xrow, i64 s
                 nt = qrita_topp_num_ties<u32>(target, above, wz, (i64)ntk, ties_all);
                 count = above_k + nt;
             } else {
-                SearchResult r = k_hit ? search<Tr, true>(cand, (u64)zk, (u64)hi0, target, wt)
-                                       : search<Tr, true>(row, (u64)zk, (u64)hi0, target, wt);
+                SearchResult r = k_hit ? search<Tr, true>(cand, (u64)zk, (u64)hi0, target, wt, copies)
+                                       : search<Tr, true>(row, (u64)zk, (u64)hi0, target, wt, copies);
                 out.ok &= r.ok;
                 if (r.clobbered) cand_fit = false;
                 z = r.z;
@@ -918,8 +1011,8 @@ __device__ __noinline__ RowOut search_row(const typename Tr::bits_t* xrow, i64 s
             if (target < 1ull) target = 1ull;
             bool p_hit = false;
             if (cand_fit && t.n_cand > 0) p_hit = mass_above<Tr>(cand, rp.cut_key, wt) >= target;
-            SearchResult r = p_hit ? search<Tr, true>(cand, lo_cut, (u64)hi0, target, wt)
-                                   : search<Tr, true>(row, lo_row, (u64)hi0, target, wt);
+            SearchResult r = p_hit ? search<Tr, true>(cand, lo_cut, (u64)hi0, target, wt, copies)
+                                   : search<Tr, true>(row, lo_row, (u64)hi0, target, wt, copies);
             out.ok &= r.ok;
             if (r.clobbered) cand_fit = false;
             z = r.z;
@@ -1032,6 +1125,7 @@ __device__ void select_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int 
     const RowParams rp = row_setup<Tr>(xrow, sxv, V, row, a);
     const bool need_z = rp.p_mode == 2 && !rp.k_active;
     const int fast = (vec & QRITA_FAST) ? 1 : 0;
+    const int copies = (vec & QRITA_ONE_COPY) ? 1 : QRITA_COPIES;
     const int vec_out = (vec & QRITA_VEC_IN) && (vec & QRITA_VEC_OUT) && fast;
     vec &= QRITA_VEC_IN;
     ZPart* zrow = zpart + (i64)row * nchunks;
@@ -1043,7 +1137,7 @@ __device__ void select_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int 
     const Partial t = pass_finish(ps, n_cand);
     __threadfence_block();  // the zpart writes of thread 0 are read by every thread below
     __syncthreads();
-    const RowOut o = search_row<Tr>(xrow, sxv, V, vec, fast, rp, t, zrow, nchunks, ties_all, scale, do_mask);
+    const RowOut o = search_row<Tr>(xrow, sxv, V, vec, fast, copies, rp, t, zrow, nchunks, ties_all, scale, do_mask);
     write_row<Tr>(o, row, threshold, num_ties, count, hit);
     if (do_mask)
         mask_cols<Tr>(xrow, sxv, out + (i64)row * sob, sov, 0, V, o.thr_key, o.tie_last,
@@ -1084,6 +1178,7 @@ __device__ void combine_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int
     const typename Tr::bits_t* xrow = x + (i64)row * sxb;
     const RowParams rp = row_setup<Tr>(xrow, sxv, V, row, a);
     const int fast = (vec & QRITA_FAST) ? 1 : 0;
+    const int copies = (vec & QRITA_ONE_COPY) ? 1 : QRITA_COPIES;
     vec &= QRITA_VEC_IN;
     Partial t = parts[(i64)row * S];
     for (int s = 1; s < S; ++s) partial_combine(t, parts[(i64)row * S + s]);
@@ -1100,7 +1195,7 @@ __device__ void combine_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int
         }
     }
     __syncthreads();
-    const RowOut o = search_row<Tr>(xrow, sxv, V, vec, fast, rp, t, zpart + (i64)row * nchunks, nchunks, ties_all,
+    const RowOut o = search_row<Tr>(xrow, sxv, V, vec, fast, copies, rp, t, zpart + (i64)row * nchunks, nchunks, ties_all,
                                     scale, want_tie);
     write_row<Tr>(o, row, threshold, num_ties, count, hit);
     if (threadIdx.x == 0) {
