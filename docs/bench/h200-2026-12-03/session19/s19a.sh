@@ -9,9 +9,9 @@ T0=$SECONDS
 P=$OUT/probe.log
 { echo "== commit $SHA"; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader; } > $P 2>&1
 D=docs/bench/h200-2026-12-03/session19
-PYTHONPATH=. timeout 230 python3 -m pytest -v -p no:cacheprovider -rfE -m gpu tests/test_cupy_backend.py \
+PYTHONPATH=. timeout 200 python3 -m pytest -v -p no:cacheprovider -rfE -m gpu tests/test_cupy_backend.py \
   > /tmp/suite_cupy.log 2>&1 &
-PYTHONPATH=. QRITA_TEST_BACKENDS=cupy timeout 230 python3 -m pytest -v -p no:cacheprovider -rfE -m "not gpu" \
+PYTHONPATH=. QRITA_TEST_BACKENDS=cupy timeout 200 python3 -m pytest -v -p no:cacheprovider -rfE -m "not gpu" \
   tests/test_conformance.py > /tmp/suite_conf.log 2>&1 &
 wait
 echo "suite t=$((SECONDS-T0))" >> $P
@@ -20,8 +20,8 @@ for f in cupy conf; do
     "failed=$(grep -c FAILED /tmp/suite_$f.log)"
   grep -E "FAILED|ERROR|Error" /tmp/suite_$f.log | head -30 | cut -c1-300; tail -3 /tmp/suite_$f.log | cut -c1-300
 done > $OUT/suite.log
-PYTHONPATH=.scratch/old timeout 100 python3 $D/ab19.py $OUT/old.json old 80 > /tmp/old.log 2>&1
+PYTHONPATH=.scratch/old timeout 85 python3 $D/ab19.py $OUT/old.json old 65 > /tmp/old.log 2>&1
 echo "old rc=$? t=$((SECONDS-T0))" >> $P
-PYTHONPATH=. timeout 200 python3 $D/ab19.py $OUT/new.json new 180 > /tmp/new.log 2>&1
+PYTHONPATH=. timeout 170 python3 $D/ab19.py $OUT/new.json new 150 > /tmp/new.log 2>&1
 echo "new rc=$? t=$((SECONDS-T0))" >> $P
 tail -3 /tmp/old.log /tmp/new.log >> $P
