@@ -43,6 +43,10 @@ FAST_PATHS = True
 # Copies of the search rounds' bins in shared memory (QRITA_COPIES in kernels.cu): a lane adds
 # to copy lane % 4, so at most a quarter as many lanes of a warp meet on one address.
 BIN_COPIES = 4
+# A top-p row (no top-k) whose Gaussian model puts more than the candidate buffer above its cut
+# gathers above the top-k cut for a quarter of the buffer instead (``options={"second_cut": False}``:
+# the top-p cut always).  Rows whose mass sits in a few strong logits then hit.
+SECOND_CUT = True
 # the split path's candidate regions stay under this much of the scratch
 SPLIT_CANDIDATE_LIMIT = 8 * 2**20
 # batches up to this many rows may split their rows over several blocks
@@ -277,7 +281,10 @@ def _run(req: Request, mask_value: float | None, out: Any):
         )
     scratch = _Scratch(lib, sizes)
     ties_all = np.int32(1 if req.ties == TIES_ALL else 0)
-    truncation = np.int32(1 if req.options.get("truncation", True) else 0)
+    # bit 0: the sigma truncation; bit 1: the second cut of top-p rows (row_setup in kernels.cu)
+    truncation = np.int32(
+        (1 if req.options.get("truncation", True) else 0) | (2 if req.options.get("second_cut", SECOND_CUT) else 0)
+    )
     scale = np.float64(_fixed_point_scale(V))
     mbits = np.uint32(_mask_bits(mask_value, req.dtype, lib_name) if do_mask else 0)
     item = xv.itemsize

@@ -262,7 +262,14 @@ struct RowArgs {   // kernel arguments shared by every kernel that sets a row up
     const void* p_rows;
     int p_kind;    // 0: scalar, 1: float32 [B], 2: float64 [B]
     int truncation;
+    int second_cut;  // top-p rows may gather above a count-based cut (row_setup)
 };
+
+// ``truncation`` of the kernels: bit 0 the sigma truncation, bit 1 the second cut of top-p rows.
+__device__ __forceinline__ RowArgs row_args(i64 k_scalar, const i64* k_rows, double p_scalar, const void* p_rows,
+                                            int p_kind, int truncation) {
+    return RowArgs{k_scalar, k_rows, p_scalar, p_rows, p_kind, truncation & 1, (truncation >> 1) & 1};
+}
 
 template <class Tr>
 __device__ RowParams row_setup(const typename Tr::bits_t* xrow, i64 stride_v, int V, int row, const RowArgs& a) {
@@ -308,8 +315,22 @@ __device__ RowParams row_setup(const typename Tr::bits_t* xrow, i64 stride_v, in
     double sigma = sqrt(block_allreduce(q, OpSum(), 0.0) / (double)n_finite);
     double delta = rp.k_active ? (double)qrita_topk_delta[qrita_topk_lut_index<int>(k, V)]
                                : (double)qrita_topp_delta[qrita_topp_lut_index<int>(p)] + sigma;
+    double t = mu + delta * sigma;
+    if (!rp.k_active && a.second_cut) {
+        // A top-p row whose model puts more than CAP entries above t would overflow the buffer
+        // and search the whole row.  It gathers above the top-k cut for CAP / 4 entries instead:
+        // rows whose mass sits in a few strong logits over a wide floor then hit (the search
+        // over the candidates checks that their mass reaches the target; else the row is searched).
+        const double n_eff = fmax((double)n_finite * ((double)V / (double)n), 1.0);
+        if (n_eff > (double)QRITA_CAP) {
+            const double t_cap = mu + (double)qrita_topk_delta[qrita_topk_lut_index<int>((double)QRITA_CAP, n_eff)] * sigma;
+            const double t2 =
+                mu + (double)qrita_topk_delta[qrita_topk_lut_index<int>((double)(QRITA_CAP / 4), n_eff)] * sigma;
+            if (t < t_cap && t2 > t) t = t2;
+        }
+    }
     typename Tr::bits_t cut;
-    if (Tr::cut_bits(mu + delta * sigma, &cut)) {
+    if (Tr::cut_bits(t, &cut)) {
         rp.cut_ok = 1;
         rp.cut_key = Tr::key(cut);
     }
@@ -1223,7 +1244,7 @@ __device__ void mask_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int V,
         double p_scalar, const void* p_rows, int p_kind, int truncation, int ties_all, double scale,       \
         TR::bits_t* threshold, int* num_ties, int* count, unsigned char* hit, ZPart* zpart, int do_mask,   \
         TR::bits_t* out, i64 sob, i64 sov, u32 mask_bits, int inplace) {                                  \
-        RowArgs a{k_scalar, k_rows, p_scalar, p_rows, p_kind, truncation};                               \
+        RowArgs a = row_args(k_scalar, k_rows, p_scalar, p_rows, p_kind, truncation);                     \
         select_rows<TR>(x, sxb, sxv, V, vec, a, ties_all, scale, threshold, num_ties, count, hit, zpart,  \
                         do_mask, out, sob, sov, mask_bits, inplace);                                       \
     }                                                                                                     \
@@ -1231,7 +1252,7 @@ __device__ void mask_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int V,
         const TR::bits_t* x, i64 sxb, i64 sxv, int V, int vec, i64 k_scalar, const i64* k_rows,           \
         double p_scalar, const void* p_rows, int p_kind, int truncation, int S, u32* cand_key,            \
         int* cand_col, Partial* parts, ZPart* zpart) {                                                    \
-        RowArgs a{k_scalar, k_rows, p_scalar, p_rows, p_kind, truncation};                               \
+        RowArgs a = row_args(k_scalar, k_rows, p_scalar, p_rows, p_kind, truncation);                     \
         partial_rows<TR>(x, sxb, sxv, V, vec, a, S, cand_key, cand_col, parts, zpart);                    \
     }                                                                                                     \
     extern "C" __global__ void __launch_bounds__(QRITA_THREADS) combine_kernel_##NAME(                    \
@@ -1240,7 +1261,7 @@ __device__ void mask_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int V,
         const u32* cand_key, const int* cand_col, const Partial* parts, const ZPart* zpart,               \
         TR::bits_t* threshold, int* num_ties, int* count, unsigned char* hit, RowInfo* info,              \
         int want_tie) {                                                                                   \
-        RowArgs a{k_scalar, k_rows, p_scalar, p_rows, p_kind, truncation};                               \
+        RowArgs a = row_args(k_scalar, k_rows, p_scalar, p_rows, p_kind, truncation);                     \
         combine_rows<TR>(x, sxb, sxv, V, vec, a, S, ties_all, scale, cand_key, cand_col, parts, zpart,    \
                          threshold, num_ties, count, hit, info, want_tie);                                \
     }                                                                                                     \

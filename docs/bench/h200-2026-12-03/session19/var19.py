@@ -1,0 +1,93 @@
+"""CuPy kernel-source variants, timed side by side (session 19, call B).
+
+    python3 var19.py OUT.json
+
+Each variant is a text edit of ``kernels.cu`` (or the kernels of another commit, from a file),
+loaded by swapping the module's kernel text; digests as in ab19.py.  Run from the repository root.
+"""
+
+import json
+import subprocess
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, "benchmarks")
+sys.path.insert(0, "docs/bench/h200-2026-12-03/session19")
+from ab19 import digest  # noqa: E402
+from gpu_check import graph_time, make_logits  # noqa: E402
+
+import qrita  # noqa: E402
+from qrita.backends.cupy import _module as M  # noqa: E402
+
+HEAD = M.KERNEL_FILE.read_text()
+OLD = subprocess.run(["cat", ".scratch/old/qrita/backends/cupy/kernels.cu"], capture_output=True, text=True).stdout
+
+
+def edit(text, *pairs):
+    for a, b in pairs:
+        assert a in text, a
+        text = text.replace(a, b)
+    return text
+
+
+VARIANTS = {
+    "head": HEAD,
+    "old": OLD,
+    "copies1": edit(HEAD, ("#define QRITA_COPIES 4 ", "#define QRITA_COPIES 1 ")),
+    "pad": edit(HEAD, ("[QRITA_COPIES][QRITA_NBINS];", "[QRITA_COPIES][QRITA_NBINS + 1];")),
+}
+F32 = torch.float32
+V = 131072
+# (dist, dtype, B, k, p, options)
+CASES = [("hllm", F32, 1024, 50, None, {}), ("hllm", F32, 264, 50, None, {}), ("hllm", F32, 16, 50, None, {}),
+         ("hllm", F32, 1024, 100, 0.9, {}), ("hgauss", F32, 1024, None, 0.9, {}), ("hllm", F32, 1024, None, 0.9, {}),
+         ("hllm", F32, 1024, 50, None, {"truncation": False}), ("hzipf", F32, 1024, 50, None, {})]
+
+
+def use(text):
+    M.kernel_text = lambda: text
+    M.source.cache_clear()
+    M._modules.clear()
+
+
+def main():
+    out = sys.argv[1]
+    res = []
+    import cupy
+
+    for name, text in VARIANTS.items():
+        if not text:
+            continue
+        use(text)
+        k = M.get_kernels(0, "float32")["select"]
+        attrs = dict(regs=k.num_regs, smem=k.shared_size_bytes, local=k.local_size_bytes)
+        try:
+            from cupy.cuda import driver
+
+            attrs["blocks_per_sm"] = driver.occupancyMaxActiveBlocksPerMultiprocessor(k.kernel.ptr, M.THREADS, 0)
+        except Exception as e:  # noqa: BLE001
+            attrs["blocks_per_sm"] = repr(e)[:80]
+        print(name, attrs, flush=True)
+        res.append(dict(variant=name, **attrs))
+        for dist, dt, B, kk, p, o in CASES:
+            x = make_logits(dist, B, V, dt, seed=3)
+
+            def fn(x=x, kk=kk, p=p, o=o):
+                return qrita.select(x, k=kk, p=p, backend="cupy", options=o or None)
+
+            sel = fn()
+            cupy.cuda.Device().synchronize()
+            t0 = time.time()
+            us = graph_time(fn, iters=20, reps=5)
+            row = dict(variant=name, dist=dist, B=B, k=kk, p=p, options=o, us=round(us, 2), digest=digest(sel),
+                       hits=int(sel.hit.sum()),
+                       wall=round(time.time() - t0, 1))
+            res.append(row)
+            print(json.dumps(row), flush=True)
+    json.dump(res, open(out, "w"), indent=1)
+
+
+if __name__ == "__main__":
+    main()
