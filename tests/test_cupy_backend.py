@@ -383,6 +383,24 @@ def test_bin_copies_give_the_default_bits(dtype, B, V, k, p, ties, gen):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("B", "V"), [(2, 131072), (64, 151936), (16, 32000)])
+@pytest.mark.parametrize("p", [0.9, 0.5, 0.999])
+def test_second_cut_gives_the_same_bits(dtype, B, V, p, gen):
+    """Top-p rows gathering above the second, count-based cut (the default) or the top-p cut
+    (options={"second_cut": False}): the same bits; LLM-like rows at p = 0.9 hit with it."""
+    x = llm_like(gen, B, V).to(tdt(dtype))
+    x[1::4] = torch.randn(x[1::4].shape, device="cuda", generator=gen).to(x.dtype)  # rows that miss
+    kw = dict(backend="cupy")
+    on, off = qrita.select(x, None, p, **kw), qrita.select(x, None, p, options={"second_cut": False}, **kw)
+    same_selection(on, off, "second cut")
+    if p == 0.9:
+        assert bool(on.hit[0]), "an LLM-like top-p 0.9 row should hit above the second cut"
+    want = raw_bits(qrita.top_k_top_p(x, None, p, options={"second_cut": False}, **kw))
+    assert np.array_equal(raw_bits(qrita.top_k_top_p(x, None, p, **kw)), want)
+    judge(x, None, p, rows=[0, 1, B - 1])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_no_host_sync(dtype, gen):
     B, V = 32, 128256
     x = llm_like(gen, B, V).to(tdt(dtype))
