@@ -51,6 +51,9 @@ typedef unsigned short u16;
 #define QRITA_FAST 4     // opt-in: row scans and masking two chunks at a time with 16-byte accesses
 #define QRITA_ONE_COPY 8 // the rounds' bins in one copy instead of QRITA_COPIES (an ablation)
 #define QRITA_COPIES 4   // copies of the rounds' bins
+#ifndef QRITA_HIST_TWO_PHASE
+#define QRITA_HIST_TWO_PHASE 0  // > 0: the rounds' row pass issues this many low-word adds at once
+#endif
 
 #if (QRITA_NBINS % QRITA_WARP_SIZE) != 0 || QRITA_NWARPS > QRITA_WARP_SIZE
 #error "unsupported warp size"
@@ -668,6 +671,67 @@ __device__ __forceinline__ void bin_mass_add(u32* mlo, u32* mhi, u64 q) {
     if (qh) atomicAdd(mhi, qh);
 }
 
+// A round's first pass: each live key adds 1 and (MASS) its weight to its bin, in copy `copy`.
+template <class Tr, bool MASS, class Src>
+__device__ __forceinline__ void hist_pass(const Src& src, u64 lo, u64 hi, int P, int copy, const Weights<Tr>& wt) {
+    for_each(src, [&](u32 key) {
+        if ((u64)key <= lo) return;
+        const int b = bucket_of(key, lo, hi, P, qrita_sm.tau);
+        atomicAdd(&qrita_sm.bin_cnt[copy][b], 1u);
+        if (MASS) bin_mass_add(&qrita_sm.bin_mlo[copy][b], &qrita_sm.bin_mhi[copy][b], wt.q(key));
+    });
+}
+
+#if QRITA_HIST_TWO_PHASE
+// The same over the row, a CHUNK at a time: the low-word adds of QRITA_HIST_TWO_PHASE keys are
+// issued before any high-word add waits for a low word's carry.
+template <class Tr, bool MASS>
+__device__ __forceinline__ void hist_pass(const RowSource<Tr>& row, u64 lo, u64 hi, int P, int copy,
+                                          const Weights<Tr>& wt) {
+    if (!row.fast) {
+        for (int i = threadIdx.x; i < row.V; i += QRITA_THREADS) {
+            const u32 key = Tr::key(row.x[(i64)i * row.stride_v]);
+            if ((u64)key <= lo) continue;
+            const int b = bucket_of(key, lo, hi, P, qrita_sm.tau);
+            atomicAdd(&qrita_sm.bin_cnt[copy][b], 1u);
+            if (MASS) bin_mass_add(&qrita_sm.bin_mlo[copy][b], &qrita_sm.bin_mhi[copy][b], wt.q(key));
+        }
+        return;
+    }
+    const int nchunks = (row.V + QRITA_CHUNK - 1) / QRITA_CHUNK;
+    for (int c = 0; c < nchunks; ++c) {
+        const int col0 = c * QRITA_CHUNK + threadIdx.x * QRITA_ITEMS;
+        typename Tr::bits_t bits[QRITA_ITEMS];
+        load_items<Tr>(row.x, row.stride_v, row.V, row.vec, col0, bits);
+#pragma unroll
+        for (int g = 0; g < QRITA_ITEMS; g += QRITA_HIST_TWO_PHASE) {
+            int bin[QRITA_HIST_TWO_PHASE];
+            u64 q[QRITA_HIST_TWO_PHASE];
+#pragma unroll
+            for (int i = 0; i < QRITA_HIST_TWO_PHASE; ++i) {
+                const u32 key = Tr::key(bits[g + i]);  // past the end: NaN bits, key 0, never live
+                const bool live = (u64)key > lo;
+                bin[i] = live ? bucket_of(key, lo, hi, P, qrita_sm.tau) : -1;
+                q[i] = (MASS && live) ? wt.q(key) : 0ull;
+                if (live) atomicAdd(&qrita_sm.bin_cnt[copy][bin[i]], 1u);
+            }
+            if (MASS) {
+                u32 old[QRITA_HIST_TWO_PHASE];
+#pragma unroll
+                for (int i = 0; i < QRITA_HIST_TWO_PHASE; ++i)
+                    old[i] = (bin[i] >= 0 && (u32)q[i]) ? atomicAdd(&qrita_sm.bin_mlo[copy][bin[i]], (u32)q[i]) : 0u;
+#pragma unroll
+                for (int i = 0; i < QRITA_HIST_TWO_PHASE; ++i) {
+                    const u32 ql = (u32)q[i];
+                    const u32 qh = (u32)(q[i] >> QRITA_WORD_BITS) + ((u32)(old[i] + ql) < old[i] ? 1u : 0u);
+                    if (bin[i] >= 0 && qh) atomicAdd(&qrita_sm.bin_mhi[copy][bin[i]], qh);
+                }
+            }
+        }
+    }
+}
+#endif
+
 // The state machine of qrita.core.search on the live keys (lo, hi] of src.  MASS: weights
 // are Weights::q (top-p), else 1 (top-k).  One round: one pass buckets the keys by P pivots
 // (count and mass per bucket: 32-bit integer atomics into st.copies copies of the bins), warp 0
@@ -697,12 +761,7 @@ __device__ __noinline__ SearchResult pivot_search(const Src& src, SearchState& s
             }
         }
         __syncthreads();
-        for_each(src, [&](u32 key) {
-            if ((u64)key <= lo) return;
-            const int b = bucket_of(key, lo, hi, P, qrita_sm.tau);
-            atomicAdd(&qrita_sm.bin_cnt[copy][b], 1u);
-            if (MASS) bin_mass_add(&qrita_sm.bin_mlo[copy][b], &qrita_sm.bin_mhi[copy][b], wt.q(key));
-        });
+        hist_pass<Tr, MASS>(src, lo, hi, P, copy, wt);
         __syncthreads();
         // fold the copies into copy 0: bin_cnt[0][b] the count, bin_mlo/mhi[0][b] the mass
         if (copies > 1) {

@@ -37,6 +37,7 @@ VARIANTS = {
     "old": OLD,
     "copies1": edit(HEAD, ("#define QRITA_COPIES 4 ", "#define QRITA_COPIES 1 ")),
     "pad": edit(HEAD, ("[QRITA_COPIES][QRITA_NBINS];", "[QRITA_COPIES][QRITA_NBINS + 1];")),
+    "tp4": edit(HEAD, ("#define QRITA_HIST_TWO_PHASE 0 ", "#define QRITA_HIST_TWO_PHASE 4 ")),
 }
 F32 = torch.float32
 V = 131072
