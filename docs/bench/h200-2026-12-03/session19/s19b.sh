@@ -8,7 +8,7 @@ T0=$SECONDS
 P=$OUT/probe.log
 { echo "== commit $SHA"; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader; } > $P 2>&1
 D=docs/bench/h200-2026-12-03/session19
-timeout 200 python3 $D/var19.py $OUT/var.json > $OUT/var.log 2>&1
+timeout 250 python3 $D/var19.py $OUT/var.json > $OUT/var.log 2>&1
 echo "var rc=$? t=$((SECONDS-T0))" >> $P
 for c in "hgauss 1024 - 0.9" "hllm 1024 50 -"; do
   set -- $c

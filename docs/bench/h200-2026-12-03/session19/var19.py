@@ -38,6 +38,7 @@ VARIANTS = {
     "copies1": edit(HEAD, ("#define QRITA_COPIES 4 ", "#define QRITA_COPIES 1 ")),
     "pad": edit(HEAD, ("[QRITA_COPIES][QRITA_NBINS];", "[QRITA_COPIES][QRITA_NBINS + 1];")),
     "tp4": edit(HEAD, ("#define QRITA_HIST_TWO_PHASE 0 ", "#define QRITA_HIST_TWO_PHASE 4 ")),
+    "candcopy1": edit(HEAD, ("const int copies = st.copies;", "const int copies = Src::ROW ? st.copies : 1;")),
 }
 F32 = torch.float32
 V = 131072
