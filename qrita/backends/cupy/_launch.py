@@ -28,7 +28,6 @@ from typing import Any
 import numpy as np
 
 from ...core.spec import TIES_ALL
-from ...errors import QritaValueError
 from ..base import Request, SelectResult
 from . import _module as M
 
@@ -40,9 +39,6 @@ SCRATCH_LIMIT = 16 * 2**20
 # (Zipf), 796 -> 626 (Gaussian), 661 -> 525 (LLM-like); LLM-like top-k 50 462 -> 379 us, masked
 # 1320 -> 995 us; top-p 0.9 within 3% (Gaussian 16974 -> 17437 us); B=16 unchanged
 FAST_PATHS = True
-# Copies of the search rounds' bins in shared memory (QRITA_COPIES in kernels.cu): a lane adds
-# to copy lane % 4, so at most a quarter as many lanes of a warp meet on one address.
-BIN_COPIES = 4
 # A top-p row (no top-k) whose Gaussian model puts more than the candidate buffer above its cut
 # gathers above the top-k cut for a quarter of the buffer instead (``options={"second_cut": False}``:
 # the top-p cut always).  Rows whose mass sits in a few strong logits then hit.
@@ -184,16 +180,6 @@ def _row_args(req: Request, lib: _Lib, keep: list):
     return k_scalar, k_ptr, p_scalar, p_ptr, p_kind
 
 
-def _bin_copies(req: Request) -> int:
-    """Copies of the search rounds' shared-memory bins: ``options={"bin_copies": 1}`` or the default."""
-    copies = req.options.get("bin_copies", BIN_COPIES)
-    if isinstance(copies, bool) or copies not in (1, BIN_COPIES):
-        raise QritaValueError(
-            f"options['bin_copies'] must be 1 or {BIN_COPIES} (or left out for the default), got {copies!r}"
-        )
-    return int(copies)
-
-
 def _fixed_point_scale(V: int) -> float:
     """2^F with V * 2^F <= 2^62: top-p masses in 64-bit fixed point never overflow."""
     return float(2 ** (62 - (V - 1).bit_length()))
@@ -243,7 +229,6 @@ def _u64(v: int) -> np.uint64:
 
 def _run(req: Request, mask_value: float | None, out: Any):
     """Launch everything for ``req``; returns ``(threshold, num_ties, count, hit, out)``."""
-    copies = _bin_copies(req)  # validated before anything is allocated or written
     lib_name = req.lib
     x = req.logits
     device = _device_index(x, lib_name)
@@ -295,8 +280,6 @@ def _run(req: Request, mask_value: float | None, out: Any):
         vec |= 2
     if req.options.get("fast_paths", FAST_PATHS):
         vec |= 4
-    if copies == 1:
-        vec |= 8  # QRITA_ONE_COPY
     ptr_thr, ptr_nt, ptr_cnt, ptr_hit = (lib.ptr(a) for a in (threshold, num_ties, count, hit))
 
     stream = lib.stream()

@@ -7,7 +7,7 @@
 //
 //   row_setup      k/p of the row, sample stats of the first SAMPLE_SIZE entries,
 //                  the sigma-truncation cut (a key)
-//   pass_chunk     one read of the row: candidates (key > cut) gathered in index
+//   pass_chunks    one read of the row: candidates (key > cut) gathered in index
 //                  order by block prefix sums, row max/min/keepable counts, and for
 //                  top-p-only rows the per-chunk softmax partials
 //   search_row     the pivot search of qrita.core.search over the candidates (the
@@ -49,11 +49,6 @@ typedef unsigned short u16;
 #define QRITA_VEC_IN 1   // input rows are contiguous and 16-byte aligned
 #define QRITA_VEC_OUT 2  // so are the output rows of the masking
 #define QRITA_FAST 4     // opt-in: row scans and masking two chunks at a time with 16-byte accesses
-#define QRITA_ONE_COPY 8 // the rounds' bins in one copy instead of QRITA_COPIES (an ablation)
-#define QRITA_COPIES 4   // copies of the rounds' bins
-#ifndef QRITA_HIST_TWO_PHASE
-#define QRITA_HIST_TWO_PHASE 0  // > 0: the rounds' row pass issues this many low-word adds at once
-#endif
 
 #if (QRITA_NBINS % QRITA_WARP_SIZE) != 0 || QRITA_NWARPS > QRITA_WARP_SIZE
 #error "unsupported warp size"
@@ -64,6 +59,7 @@ typedef unsigned short u16;
 #define QRITA_SHFL_XOR(v, m) __shfl_xor((v), (m), QRITA_WARP_SIZE)
 #define QRITA_SHFL_UP(v, d) __shfl_up((v), (d), QRITA_WARP_SIZE)
 #define QRITA_SHFL_DOWN(v, d) __shfl_down((v), (d), QRITA_WARP_SIZE)
+#define QRITA_BOUNDS __launch_bounds__(QRITA_THREADS)
 #else
 #if QRITA_WARP_SIZE != 32
 #error "on CUDA, QRITA_WARP_SIZE must be the warp size of the device"
@@ -72,6 +68,9 @@ typedef unsigned short u16;
 #define QRITA_SHFL_XOR(v, m) __shfl_xor_sync(QRITA_FULL_MASK, (v), (m))
 #define QRITA_SHFL_UP(v, d) __shfl_up_sync(QRITA_FULL_MASK, (v), (d))
 #define QRITA_SHFL_DOWN(v, d) __shfl_down_sync(QRITA_FULL_MASK, (v), (d))
+// two blocks per SM (64 registers a thread): while one block searches, the other streams its row
+// (NVRTC gave the select kernel 115 registers without it, and one block per SM ran 1.5x slower)
+#define QRITA_BOUNDS __launch_bounds__(QRITA_THREADS, 2)
 #endif
 
 // ---- dtypes: raw bits in memory (16-bit stays 16-bit), keys from the preamble -------------
@@ -152,12 +151,11 @@ struct qrita_float16 {
 struct Smem {
     u32 cand_key[QRITA_CAP];  // candidates in index order
     int cand_col[QRITA_CAP];
-    // per-bin counts and masses of a round, QRITA_COPIES copies (lane % copies picks one: fewer
-    // lanes of a warp meet on one address).  A mass is two u32 words, low and high: 64-bit shared
-    // atomics compile to compare-and-swap loops (sm_90), 32-bit adds are native.
-    u32 bin_cnt[QRITA_COPIES][QRITA_NBINS];
-    u32 bin_mlo[QRITA_COPIES][QRITA_NBINS];
-    u32 bin_mhi[QRITA_COPIES][QRITA_NBINS];
+    // per-bin counts and masses of a round.  A mass is two u32 words, low and high: 64-bit
+    // shared atomics compile to compare-and-swap loops (sm_90), 32-bit adds are native.
+    u32 bin_cnt[QRITA_NBINS];
+    u32 bin_mlo[QRITA_NBINS];
+    u32 bin_mhi[QRITA_NBINS];
     u32 tau[QRITA_NBINS];     // tau[j - 1] = pivot j
     u64 red[QRITA_NWARPS + 1];
     u32 scan[QRITA_NWARPS];
@@ -381,15 +379,13 @@ __device__ __forceinline__ void load_items(const typename Tr::bits_t* xrow, i64 
     }
 }
 
-// One CHUNK of a row.  Candidates go to ckey/ccol[*n_cand ...] (while < CAP) in index order;
-// *n_cand counts all of them.  Uniform control flow: every thread calls it.
+// One CHUNK of a row, its entries b loaded.  Candidates go to ckey/ccol[*n_cand ...] (while
+// < CAP) in index order; *n_cand counts all of them.  Uniform control flow: every thread calls it.
 template <class Tr>
-__device__ void pass_chunk(const typename Tr::bits_t* xrow, i64 stride_v, int V, int vec, int chunk,
-                           const RowParams& rp, bool need_z, PassState& ps, u32* ckey, int* ccol, u32* n_cand,
-                           ZPart* zrow) {
+__device__ __forceinline__ void pass_chunk(const typename Tr::bits_t (&b)[QRITA_ITEMS], int chunk,
+                                           const RowParams& rp, bool need_z, PassState& ps, u32* ckey, int* ccol,
+                                           u32* n_cand, ZPart* zrow) {
     const int col0 = chunk * QRITA_CHUNK + threadIdx.x * QRITA_ITEMS;
-    typename Tr::bits_t b[QRITA_ITEMS];
-    load_items<Tr>(xrow, stride_v, V, vec, col0, b);
     u32 key[QRITA_ITEMS];
     u32 mine = 0;
 #pragma unroll
@@ -440,6 +436,23 @@ __device__ void pass_chunk(const typename Tr::bits_t* xrow, i64 stride_v, int V,
             zrow[chunk].m = mc;
             zrow[chunk].s = sc;
         }
+    }
+}
+
+// The pass over chunks [c0, c1) of a row.  The loads of the next chunk are issued before a
+// chunk's block scan and reductions, so that their latency hides behind its barriers.
+template <class Tr>
+__device__ void pass_chunks(const typename Tr::bits_t* xrow, i64 stride_v, int V, int vec, int c0, int c1,
+                            const RowParams& rp, bool need_z, PassState& ps, u32* ckey, int* ccol, u32* n_cand,
+                            ZPart* zrow) {
+    typename Tr::bits_t next[QRITA_ITEMS];
+    if (c0 < c1) load_items<Tr>(xrow, stride_v, V, vec, c0 * QRITA_CHUNK + threadIdx.x * QRITA_ITEMS, next);
+    for (int c = c0; c < c1; ++c) {
+        typename Tr::bits_t b[QRITA_ITEMS];
+#pragma unroll
+        for (int i = 0; i < QRITA_ITEMS; ++i) b[i] = next[i];
+        if (c + 1 < c1) load_items<Tr>(xrow, stride_v, V, vec, (c + 1) * QRITA_CHUNK + threadIdx.x * QRITA_ITEMS, next);
+        pass_chunk<Tr>(b, c, rp, need_z, ps, ckey, ccol, n_cand, zrow);
     }
 }
 
@@ -550,7 +563,6 @@ struct SearchState {
     u64 lo, hi, base, target;
     u32 base_cnt, live;
     int round;
-    int copies;  // copies of the bins (1 or QRITA_COPIES)
 };
 
 // #{j : tau_j < key} for a live key (> lo); keys above hi go to the top bucket.
@@ -654,8 +666,8 @@ __device__ __noinline__ Pass2 cand_pass2(const CandSource& src, u64 lo, u32 t_lo
 // A bin's mass from its two words, and back.
 #define QRITA_WORD_BITS (8 * (int)sizeof(u32))
 __device__ __forceinline__ u64 words_u64(u32 lo_word, u32 hi_word) { return ((u64)hi_word << QRITA_WORD_BITS) | lo_word; }
-__device__ __forceinline__ u64 bin_mass(int copy, int b) {
-    return words_u64(qrita_sm.bin_mlo[copy][b], qrita_sm.bin_mhi[copy][b]);
+__device__ __forceinline__ u64 bin_mass(int b) {
+    return words_u64(qrita_sm.bin_mlo[b], qrita_sm.bin_mhi[b]);
 }
 
 // Adds a 64-bit mass to a bin kept as two u32 words: the low word's carry goes to the high word.
@@ -671,70 +683,21 @@ __device__ __forceinline__ void bin_mass_add(u32* mlo, u32* mhi, u64 q) {
     if (qh) atomicAdd(mhi, qh);
 }
 
-// A round's first pass: each live key adds 1 and (MASS) its weight to its bin, in copy `copy`.
+// A round's first pass: each live key adds 1 and (MASS) its weight to its bin.
 template <class Tr, bool MASS, class Src>
-__device__ __forceinline__ void hist_pass(const Src& src, u64 lo, u64 hi, int P, int copy, const Weights<Tr>& wt) {
+__device__ __forceinline__ void hist_pass(const Src& src, u64 lo, u64 hi, int P, const Weights<Tr>& wt) {
     for_each(src, [&](u32 key) {
         if ((u64)key <= lo) return;
         const int b = bucket_of(key, lo, hi, P, qrita_sm.tau);
-        atomicAdd(&qrita_sm.bin_cnt[copy][b], 1u);
-        if (MASS) bin_mass_add(&qrita_sm.bin_mlo[copy][b], &qrita_sm.bin_mhi[copy][b], wt.q(key));
+        atomicAdd(&qrita_sm.bin_cnt[b], 1u);
+        if (MASS) bin_mass_add(&qrita_sm.bin_mlo[b], &qrita_sm.bin_mhi[b], wt.q(key));
     });
 }
 
-#if QRITA_HIST_TWO_PHASE
-// The same over the row, a CHUNK at a time: the low-word adds of QRITA_HIST_TWO_PHASE keys are
-// issued before any high-word add waits for a low word's carry.
-template <class Tr, bool MASS>
-__device__ __forceinline__ void hist_pass(const RowSource<Tr>& row, u64 lo, u64 hi, int P, int copy,
-                                          const Weights<Tr>& wt) {
-    if (!row.fast) {
-        for (int i = threadIdx.x; i < row.V; i += QRITA_THREADS) {
-            const u32 key = Tr::key(row.x[(i64)i * row.stride_v]);
-            if ((u64)key <= lo) continue;
-            const int b = bucket_of(key, lo, hi, P, qrita_sm.tau);
-            atomicAdd(&qrita_sm.bin_cnt[copy][b], 1u);
-            if (MASS) bin_mass_add(&qrita_sm.bin_mlo[copy][b], &qrita_sm.bin_mhi[copy][b], wt.q(key));
-        }
-        return;
-    }
-    const int nchunks = (row.V + QRITA_CHUNK - 1) / QRITA_CHUNK;
-    for (int c = 0; c < nchunks; ++c) {
-        const int col0 = c * QRITA_CHUNK + threadIdx.x * QRITA_ITEMS;
-        typename Tr::bits_t bits[QRITA_ITEMS];
-        load_items<Tr>(row.x, row.stride_v, row.V, row.vec, col0, bits);
-#pragma unroll
-        for (int g = 0; g < QRITA_ITEMS; g += QRITA_HIST_TWO_PHASE) {
-            int bin[QRITA_HIST_TWO_PHASE];
-            u64 q[QRITA_HIST_TWO_PHASE];
-#pragma unroll
-            for (int i = 0; i < QRITA_HIST_TWO_PHASE; ++i) {
-                const u32 key = Tr::key(bits[g + i]);  // past the end: NaN bits, key 0, never live
-                const bool live = (u64)key > lo;
-                bin[i] = live ? bucket_of(key, lo, hi, P, qrita_sm.tau) : -1;
-                q[i] = (MASS && live) ? wt.q(key) : 0ull;
-                if (live) atomicAdd(&qrita_sm.bin_cnt[copy][bin[i]], 1u);
-            }
-            if (MASS) {
-                u32 old[QRITA_HIST_TWO_PHASE];
-#pragma unroll
-                for (int i = 0; i < QRITA_HIST_TWO_PHASE; ++i)
-                    old[i] = (bin[i] >= 0 && (u32)q[i]) ? atomicAdd(&qrita_sm.bin_mlo[copy][bin[i]], (u32)q[i]) : 0u;
-#pragma unroll
-                for (int i = 0; i < QRITA_HIST_TWO_PHASE; ++i) {
-                    const u32 ql = (u32)q[i];
-                    const u32 qh = (u32)(q[i] >> QRITA_WORD_BITS) + ((u32)(old[i] + ql) < old[i] ? 1u : 0u);
-                    if (bin[i] >= 0 && qh) atomicAdd(&qrita_sm.bin_mhi[copy][bin[i]], qh);
-                }
-            }
-        }
-    }
-}
-#endif
 
 // The state machine of qrita.core.search on the live keys (lo, hi] of src.  MASS: weights
 // are Weights::q (top-p), else 1 (top-k).  One round: one pass buckets the keys by P pivots
-// (count and mass per bucket: 32-bit integer atomics into st.copies copies of the bins), warp 0
+// (count and mass per bucket: 32-bit integer atomics), warp 0
 // finds the largest pivot a with C(tau_a) >= T (visiting the pivots in increasing order ends
 // there: see the numpy backend), and a second pass finds zmn (the smallest key above pivot a),
 // how many entries equal it, and zmx (the largest key at or below pivot a + 1, for snap_hi).
@@ -743,8 +706,6 @@ __device__ __forceinline__ void hist_pass(const RowSource<Tr>& row, u64 lo, u64 
 template <class Tr, bool MASS, class Src>
 __device__ __noinline__ SearchResult pivot_search(const Src& src, SearchState& st, const Weights<Tr>& wt) {
     const int lane = threadIdx.x % QRITA_WARP_SIZE, warp = threadIdx.x / QRITA_WARP_SIZE;
-    const int copies = st.copies;
-    const int copy = lane % copies;
     SearchResult res;
     res.ok = 0;
     res.clobbered = 0;
@@ -754,38 +715,21 @@ __device__ __noinline__ SearchResult pivot_search(const Src& src, SearchState& s
         const int P = forced ? 1 : (st.live > QRITA_SMALL_LIVE ? QRITA_WIDE_PIVOTS : QRITA_NUM_PIVOTS);
         for (int j = threadIdx.x; j < QRITA_NBINS; j += QRITA_THREADS) {
             if (j < P) qrita_sm.tau[j] = (u32)(forced ? hi - 1 : qrita_pivot<u64>(lo, hi, (u64)(j + 1), (u64)P));
-            for (int r = 0; r < copies; ++r) {
-                qrita_sm.bin_cnt[r][j] = 0u;
-                qrita_sm.bin_mlo[r][j] = 0u;
-                qrita_sm.bin_mhi[r][j] = 0u;
-            }
+            qrita_sm.bin_cnt[j] = 0u;
+            qrita_sm.bin_mlo[j] = 0u;
+            qrita_sm.bin_mhi[j] = 0u;
         }
         __syncthreads();
-        hist_pass<Tr, MASS>(src, lo, hi, P, copy, wt);
+        hist_pass<Tr, MASS>(src, lo, hi, P, wt);
         __syncthreads();
-        // fold the copies into copy 0: bin_cnt[0][b] the count, bin_mlo/mhi[0][b] the mass
-        if (copies > 1) {
-            for (int j = threadIdx.x; j <= P; j += QRITA_THREADS) {
-                u32 n = qrita_sm.bin_cnt[0][j];
-                u64 m = bin_mass(0, j);
-                for (int r = 1; r < copies; ++r) {
-                    n += qrita_sm.bin_cnt[r][j];
-                    m += bin_mass(r, j);
-                }
-                qrita_sm.bin_cnt[0][j] = n;
-                qrita_sm.bin_mlo[0][j] = (u32)m;
-                qrita_sm.bin_mhi[0][j] = (u32)(m >> QRITA_WORD_BITS);
-            }
-            __syncthreads();
-        }
-        const u32* bin_cnt = qrita_sm.bin_cnt[0];
+        const u32* bin_cnt = qrita_sm.bin_cnt;
         if (warp == 0) {
             // lane owns bins [b0, b0 + BINS_PER_LANE); C_j = base + sum of bins >= j
             const int b0 = lane * QRITA_BINS_PER_LANE;
             u64 own = 0;
             for (int i = 0; i < QRITA_BINS_PER_LANE; ++i) {
                 const int b = b0 + i;
-                if (b <= P) own += MASS ? bin_mass(0, b) : (u64)bin_cnt[b];
+                if (b <= P) own += MASS ? bin_mass(b) : (u64)bin_cnt[b];
             }
             u64 suffix = own;  // sum over lanes >= this one
             for (int o = 1; o < QRITA_WARP_SIZE; o <<= 1) {
@@ -803,7 +747,7 @@ __device__ __noinline__ SearchResult pivot_search(const Src& src, SearchState& s
             for (int i = QRITA_BINS_PER_LANE - 1; i >= 0; --i) {
                 const int b = b0 + i;
                 if (b > P) continue;
-                run += MASS ? bin_mass(0, b) : (u64)bin_cnt[b];
+                run += MASS ? bin_mass(b) : (u64)bin_cnt[b];
                 if (b >= 1 && run >= target && found == 0) found = b;
             }
             const int a = warp_allreduce(found, OpMax());
@@ -815,7 +759,7 @@ __device__ __noinline__ SearchResult pivot_search(const Src& src, SearchState& s
             for (int i = QRITA_BINS_PER_LANE - 1; i >= 0; --i) {
                 const int b = b0 + i;
                 if (b > P) continue;
-                const u64 m = MASS ? bin_mass(0, b) : (u64)bin_cnt[b];
+                const u64 m = MASS ? bin_mass(b) : (u64)bin_cnt[b];
                 if (b >= a_eff) {
                     c += m;
                     cnt_from += bin_cnt[b];
@@ -913,8 +857,8 @@ __device__ __noinline__ SearchResult pivot_search(const Src& src, SearchState& s
 
 // The search from (lo, hi] with target T over src (the row moves to shared memory when it can).
 template <class Tr, bool MASS, class Src>
-__device__ SearchResult search(const Src& src, u64 lo, u64 hi, u64 target, const Weights<Tr>& wt, int copies) {
-    SearchState st{lo, hi, 0ull, target, 0u, (u32)src.size(), 0, copies};
+__device__ SearchResult search(const Src& src, u64 lo, u64 hi, u64 target, const Weights<Tr>& wt) {
+    SearchState st{lo, hi, 0ull, target, 0u, (u32)src.size(), 0};
     SearchResult r = pivot_search<Tr, MASS>(src, st, wt);
     if (r.ok == 2) {
         CandSource gathered{qrita_sm.cand_key, qrita_sm.cand_col, (int)st.live};
@@ -995,7 +939,7 @@ struct RowOut {
 
 // The selection of one row from its setup and pass totals (candidates in sm.cand_*).
 template <class Tr>
-__device__ __noinline__ RowOut search_row(const typename Tr::bits_t* xrow, i64 stride_v, int V, int vec, int fast, int copies,
+__device__ __noinline__ RowOut search_row(const typename Tr::bits_t* xrow, i64 stride_v, int V, int vec, int fast,
                                           const RowParams& rp, const Partial& t, const ZPart* zrow, int nchunks,
                                           int ties_all, double scale, int want_tie) {
     RowOut out;
@@ -1034,8 +978,8 @@ __device__ __noinline__ RowOut search_row(const typename Tr::bits_t* xrow, i64 s
         if (rp.k_active) {
             k_hit = cand_fit && (i64)t.n_cand >= rp.k;
             const i64 K = k_hit ? rp.k : (rp.k < (i64)t.n_keep ? rp.k : (i64)t.n_keep);
-            SearchResult r = k_hit ? search<Tr, false>(cand, lo_cut, (u64)hi0, (u64)K, wt, copies)
-                                   : search<Tr, false>(row, lo_row, (u64)hi0, (u64)K, wt, copies);
+            SearchResult r = k_hit ? search<Tr, false>(cand, lo_cut, (u64)hi0, (u64)K, wt)
+                                   : search<Tr, false>(row, lo_row, (u64)hi0, (u64)K, wt);
             out.ok &= r.ok;
             if (r.clobbered) cand_fit = false;
             zk = r.z;
@@ -1066,8 +1010,8 @@ __device__ __noinline__ RowOut search_row(const typename Tr::bits_t* xrow, i64 s
                 nt = qrita_topp_num_ties<u32>(target, above, wz, (i64)ntk, ties_all);
                 count = above_k + nt;
             } else {
-                SearchResult r = k_hit ? search<Tr, true>(cand, (u64)zk, (u64)hi0, target, wt, copies)
-                                       : search<Tr, true>(row, (u64)zk, (u64)hi0, target, wt, copies);
+                SearchResult r = k_hit ? search<Tr, true>(cand, (u64)zk, (u64)hi0, target, wt)
+                                       : search<Tr, true>(row, (u64)zk, (u64)hi0, target, wt);
                 out.ok &= r.ok;
                 if (r.clobbered) cand_fit = false;
                 z = r.z;
@@ -1091,8 +1035,8 @@ __device__ __noinline__ RowOut search_row(const typename Tr::bits_t* xrow, i64 s
             if (target < 1ull) target = 1ull;
             bool p_hit = false;
             if (cand_fit && t.n_cand > 0) p_hit = mass_above<Tr>(cand, rp.cut_key, wt) >= target;
-            SearchResult r = p_hit ? search<Tr, true>(cand, lo_cut, (u64)hi0, target, wt, copies)
-                                   : search<Tr, true>(row, lo_row, (u64)hi0, target, wt, copies);
+            SearchResult r = p_hit ? search<Tr, true>(cand, lo_cut, (u64)hi0, target, wt)
+                                   : search<Tr, true>(row, lo_row, (u64)hi0, target, wt);
             out.ok &= r.ok;
             if (r.clobbered) cand_fit = false;
             z = r.z;
@@ -1205,19 +1149,17 @@ __device__ void select_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int 
     const RowParams rp = row_setup<Tr>(xrow, sxv, V, row, a);
     const bool need_z = rp.p_mode == 2 && !rp.k_active;
     const int fast = (vec & QRITA_FAST) ? 1 : 0;
-    const int copies = (vec & QRITA_ONE_COPY) ? 1 : QRITA_COPIES;
     const int vec_out = (vec & QRITA_VEC_IN) && (vec & QRITA_VEC_OUT) && fast;
     vec &= QRITA_VEC_IN;
     ZPart* zrow = zpart + (i64)row * nchunks;
     PassState ps;
     pass_state_init(ps);
     u32 n_cand = 0;
-    for (int c = 0; c < nchunks; ++c)
-        pass_chunk<Tr>(xrow, sxv, V, vec, c, rp, need_z, ps, qrita_sm.cand_key, qrita_sm.cand_col, &n_cand, zrow);
+    pass_chunks<Tr>(xrow, sxv, V, vec, 0, nchunks, rp, need_z, ps, qrita_sm.cand_key, qrita_sm.cand_col, &n_cand, zrow);
     const Partial t = pass_finish(ps, n_cand);
     __threadfence_block();  // the zpart writes of thread 0 are read by every thread below
     __syncthreads();
-    const RowOut o = search_row<Tr>(xrow, sxv, V, vec, fast, copies, rp, t, zrow, nchunks, ties_all, scale, do_mask);
+    const RowOut o = search_row<Tr>(xrow, sxv, V, vec, fast, rp, t, zrow, nchunks, ties_all, scale, do_mask);
     write_row<Tr>(o, row, threshold, num_ties, count, hit);
     if (do_mask)
         mask_cols<Tr>(xrow, sxv, out + (i64)row * sob, sov, 0, V, o.thr_key, o.tie_last,
@@ -1239,9 +1181,8 @@ __device__ void partial_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int
     pass_state_init(ps);
     u32 n_cand = 0;
     const int c0 = (int)((i64)nchunks * s / S), c1 = (int)((i64)nchunks * (s + 1) / S);
-    for (int c = c0; c < c1; ++c)
-        pass_chunk<Tr>(xrow, sxv, V, vec, c, rp, need_z, ps, cand_key + region * QRITA_CAP,
-                       cand_col + region * QRITA_CAP, &n_cand, zpart + (i64)row * nchunks);
+    pass_chunks<Tr>(xrow, sxv, V, vec, c0, c1, rp, need_z, ps, cand_key + region * QRITA_CAP,
+                    cand_col + region * QRITA_CAP, &n_cand, zpart + (i64)row * nchunks);
     const Partial t = pass_finish(ps, n_cand);
     if (threadIdx.x == 0) parts[region] = t;
 }
@@ -1258,7 +1199,6 @@ __device__ void combine_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int
     const typename Tr::bits_t* xrow = x + (i64)row * sxb;
     const RowParams rp = row_setup<Tr>(xrow, sxv, V, row, a);
     const int fast = (vec & QRITA_FAST) ? 1 : 0;
-    const int copies = (vec & QRITA_ONE_COPY) ? 1 : QRITA_COPIES;
     vec &= QRITA_VEC_IN;
     Partial t = parts[(i64)row * S];
     for (int s = 1; s < S; ++s) partial_combine(t, parts[(i64)row * S + s]);
@@ -1275,7 +1215,7 @@ __device__ void combine_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int
         }
     }
     __syncthreads();
-    const RowOut o = search_row<Tr>(xrow, sxv, V, vec, fast, copies, rp, t, zpart + (i64)row * nchunks, nchunks, ties_all,
+    const RowOut o = search_row<Tr>(xrow, sxv, V, vec, fast, rp, t, zpart + (i64)row * nchunks, nchunks, ties_all,
                                     scale, want_tie);
     write_row<Tr>(o, row, threshold, num_ties, count, hit);
     if (threadIdx.x == 0) {
@@ -1298,7 +1238,7 @@ __device__ void mask_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int V,
 }
 
 #define QRITA_KERNELS(NAME, TR)                                                                           \
-    extern "C" __global__ void __launch_bounds__(QRITA_THREADS) select_kernel_##NAME(                     \
+    extern "C" __global__ void QRITA_BOUNDS select_kernel_##NAME(                                         \
         const TR::bits_t* x, i64 sxb, i64 sxv, int V, int vec, i64 k_scalar, const i64* k_rows,           \
         double p_scalar, const void* p_rows, int p_kind, int truncation, int ties_all, double scale,       \
         TR::bits_t* threshold, int* num_ties, int* count, unsigned char* hit, ZPart* zpart, int do_mask,   \
@@ -1307,14 +1247,14 @@ __device__ void mask_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int V,
         select_rows<TR>(x, sxb, sxv, V, vec, a, ties_all, scale, threshold, num_ties, count, hit, zpart,  \
                         do_mask, out, sob, sov, mask_bits, inplace);                                       \
     }                                                                                                     \
-    extern "C" __global__ void __launch_bounds__(QRITA_THREADS) partial_kernel_##NAME(                    \
+    extern "C" __global__ void QRITA_BOUNDS partial_kernel_##NAME(                                        \
         const TR::bits_t* x, i64 sxb, i64 sxv, int V, int vec, i64 k_scalar, const i64* k_rows,           \
         double p_scalar, const void* p_rows, int p_kind, int truncation, int S, u32* cand_key,            \
         int* cand_col, Partial* parts, ZPart* zpart) {                                                    \
         RowArgs a = row_args(k_scalar, k_rows, p_scalar, p_rows, p_kind, truncation);                     \
         partial_rows<TR>(x, sxb, sxv, V, vec, a, S, cand_key, cand_col, parts, zpart);                    \
     }                                                                                                     \
-    extern "C" __global__ void __launch_bounds__(QRITA_THREADS) combine_kernel_##NAME(                    \
+    extern "C" __global__ void QRITA_BOUNDS combine_kernel_##NAME(                                        \
         const TR::bits_t* x, i64 sxb, i64 sxv, int V, int vec, i64 k_scalar, const i64* k_rows,           \
         double p_scalar, const void* p_rows, int p_kind, int truncation, int S, int ties_all, double scale,\
         const u32* cand_key, const int* cand_col, const Partial* parts, const ZPart* zpart,               \
@@ -1324,7 +1264,7 @@ __device__ void mask_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int V,
         combine_rows<TR>(x, sxb, sxv, V, vec, a, S, ties_all, scale, cand_key, cand_col, parts, zpart,    \
                          threshold, num_ties, count, hit, info, want_tie);                                \
     }                                                                                                     \
-    extern "C" __global__ void __launch_bounds__(QRITA_THREADS) mask_kernel_##NAME(                       \
+    extern "C" __global__ void QRITA_BOUNDS mask_kernel_##NAME(                                           \
         const TR::bits_t* x, i64 sxb, i64 sxv, int V, int vec, const RowInfo* info, TR::bits_t* out,      \
         i64 sob, i64 sov, u32 mask_bits, int inplace, int cols_per_block) {                               \
         mask_rows<TR>(x, sxb, sxv, V, vec, info, out, sob, sov, mask_bits, inplace, cols_per_block);      \

@@ -32,13 +32,28 @@ def edit(text, *pairs):
     return text
 
 
+PREFETCH = """    typename Tr::bits_t next[QRITA_ITEMS];
+    if (c0 < c1) load_items<Tr>(xrow, stride_v, V, vec, c0 * QRITA_CHUNK + threadIdx.x * QRITA_ITEMS, next);
+    for (int c = c0; c < c1; ++c) {
+        typename Tr::bits_t b[QRITA_ITEMS];
+#pragma unroll
+        for (int i = 0; i < QRITA_ITEMS; ++i) b[i] = next[i];
+        if (c + 1 < c1) load_items<Tr>(xrow, stride_v, V, vec, (c + 1) * QRITA_CHUNK + threadIdx.x * QRITA_ITEMS, next);
+"""
+NO_PREFETCH = """    for (int c = c0; c < c1; ++c) {
+        typename Tr::bits_t b[QRITA_ITEMS];
+        load_items<Tr>(xrow, stride_v, V, vec, c * QRITA_CHUNK + threadIdx.x * QRITA_ITEMS, b);
+"""
+# session 19 call B: head (four copies of the bins: 115 registers), old (1b623ad), copies1 (one
+# copy: 64 registers), pad, tp4 (two-phase row histogram), candcopy1; call C: the tree without
+# the copies, with the pass's next-chunk loads in flight (head), without them, and without the
+# two-blocks-per-SM launch bound
 VARIANTS = {
     "head": HEAD,
     "old": OLD,
-    "copies1": edit(HEAD, ("#define QRITA_COPIES 4 ", "#define QRITA_COPIES 1 ")),
-    "pad": edit(HEAD, ("[QRITA_COPIES][QRITA_NBINS];", "[QRITA_COPIES][QRITA_NBINS + 1];")),
-    "tp4": edit(HEAD, ("#define QRITA_HIST_TWO_PHASE 0 ", "#define QRITA_HIST_TWO_PHASE 4 ")),
-    "candcopy1": edit(HEAD, ("const int copies = st.copies;", "const int copies = Src::ROW ? st.copies : 1;")),
+    "noprefetch": edit(HEAD, (PREFETCH, NO_PREFETCH)),
+    "bounds1": edit(HEAD, ("#define QRITA_BOUNDS __launch_bounds__(QRITA_THREADS, 2)",
+                           "#define QRITA_BOUNDS __launch_bounds__(QRITA_THREADS)")),
 }
 F32 = torch.float32
 V = 131072
