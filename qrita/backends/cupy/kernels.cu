@@ -38,6 +38,7 @@ typedef unsigned short u16;
 #define QRITA_ITEMS 8                                  // entries per thread per chunk
 #define QRITA_CHUNK (QRITA_THREADS * QRITA_ITEMS)      // fixed: partials never depend on the grid
 #define QRITA_NWARPS (QRITA_THREADS / QRITA_WARP_SIZE)
+#define QRITA_PER_VEC(Tr) ((int)(16 / sizeof(typename Tr::bits_t)))  // entries per 16-byte access
 #define QRITA_CAP QRITA_CANDIDATE_CAPACITY
 #define QRITA_WIDE_PIVOTS 255                          // 8 key bits a round on large live sets
 #define QRITA_NBINS (QRITA_WIDE_PIVOTS + 1)
@@ -68,9 +69,9 @@ typedef unsigned short u16;
 #define QRITA_SHFL_XOR(v, m) __shfl_xor_sync(QRITA_FULL_MASK, (v), (m))
 #define QRITA_SHFL_UP(v, d) __shfl_up_sync(QRITA_FULL_MASK, (v), (d))
 #define QRITA_SHFL_DOWN(v, d) __shfl_down_sync(QRITA_FULL_MASK, (v), (d))
-// two blocks per SM (64 registers a thread): while one block searches, the other streams its row
-// (NVRTC gave the select kernel 115 registers without it, and one block per SM ran 1.5x slower)
-#define QRITA_BOUNDS __launch_bounds__(QRITA_THREADS, 2)
+// 1024 threads per SM (64 registers a thread): while one block searches, another streams its
+// row (NVRTC gave the select kernel 115 registers without it, and one block per SM ran 1.5x slower)
+#define QRITA_BOUNDS __launch_bounds__(QRITA_THREADS, 1024 / QRITA_THREADS)
 #endif
 
 // ---- dtypes: raw bits in memory (16-bit stays 16-bit), keys from the preamble -------------
@@ -357,18 +358,19 @@ __device__ __forceinline__ void load_items(const typename Tr::bits_t* xrow, i64 
                                            typename Tr::bits_t (&b)[QRITA_ITEMS]) {
     if (vec && col0 + QRITA_ITEMS <= V) {
         const uint4* p = reinterpret_cast<const uint4*>(xrow + col0);
-        if constexpr (sizeof(typename Tr::bits_t) == 2) {
-            uint4 v = p[0];
-            u32 w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int g = 0; g < QRITA_ITEMS / QRITA_PER_VEC(Tr); ++g) {
+            const uint4 v = p[g];
+            const u32 w[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
             for (int i = 0; i < 4; ++i) {
-                b[2 * i] = (u16)(w[i] & 0xffffu);
-                b[2 * i + 1] = (u16)(w[i] >> 16);
+                if constexpr (sizeof(typename Tr::bits_t) == 2) {
+                    b[8 * g + 2 * i] = (u16)(w[i] & 0xffffu);
+                    b[8 * g + 2 * i + 1] = (u16)(w[i] >> 16);
+                } else {
+                    b[4 * g + i] = w[i];
+                }
             }
-        } else {
-            uint4 v0 = p[0], v1 = p[1];
-            b[0] = v0.x; b[1] = v0.y; b[2] = v0.z; b[3] = v0.w;
-            b[4] = v1.x; b[5] = v1.y; b[6] = v1.z; b[7] = v1.w;
         }
     } else {
 #pragma unroll
@@ -1089,19 +1091,18 @@ __device__ __forceinline__ void store_masked(typename Tr::bits_t* orow, int c_en
     for (int i = 0; i < QRITA_ITEMS; ++i) o[i] = masked<Tr>(b[i], col0 + i, thr_key, tie_last, mask_bits);
     if (col0 + QRITA_ITEMS <= c_end) {
         uint4* p = reinterpret_cast<uint4*>(orow + col0);
-        if constexpr (sizeof(typename Tr::bits_t) == 2) {
-            uint4 v;
-            v.x = (u32)o[0] | ((u32)o[1] << 16);
-            v.y = (u32)o[2] | ((u32)o[3] << 16);
-            v.z = (u32)o[4] | ((u32)o[5] << 16);
-            v.w = (u32)o[6] | ((u32)o[7] << 16);
-            p[0] = v;
-        } else {
-            uint4 v0, v1;
-            v0.x = o[0]; v0.y = o[1]; v0.z = o[2]; v0.w = o[3];
-            v1.x = o[4]; v1.y = o[5]; v1.z = o[6]; v1.w = o[7];
-            p[0] = v0;
-            p[1] = v1;
+#pragma unroll
+        for (int g = 0; g < QRITA_ITEMS / QRITA_PER_VEC(Tr); ++g) {
+            u32 w[4];
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                if constexpr (sizeof(typename Tr::bits_t) == 2) {
+                    w[i] = (u32)o[8 * g + 2 * i] | ((u32)o[8 * g + 2 * i + 1] << 16);
+                } else {
+                    w[i] = o[4 * g + i];
+                }
+            }
+            p[g] = make_uint4(w[0], w[1], w[2], w[3]);
         }
     } else {
         for (int i = 0; i < QRITA_ITEMS && col0 + i < c_end; ++i) orow[col0 + i] = o[i];

@@ -46,24 +46,30 @@ NO_PREFETCH = """    for (int c = c0; c < c1; ++c) {
 """
 # session 19 call B: head (four copies of the bins: 115 registers), old (1b623ad), copies1 (one
 # copy: 64 registers), pad, tp4 (two-phase row histogram), candcopy1; call C: the tree without
-# the copies, with the pass's next-chunk loads in flight (head), without them, and without the
-# two-blocks-per-SM launch bound
+# the copies, with the pass's next-chunk loads in flight (head), without them (noprefetch), and
+# without the two-blocks-per-SM launch bound (bounds1); call D: 256-thread blocks, four per SM,
+# with chunks of 2048 (t256i8) or 4096 entries (t256i16)
+T256 = ("#define QRITA_THREADS 512", "#define QRITA_THREADS 256")
 VARIANTS = {
-    "head": HEAD,
-    "old": OLD,
-    "noprefetch": edit(HEAD, (PREFETCH, NO_PREFETCH)),
-    "bounds1": edit(HEAD, ("#define QRITA_BOUNDS __launch_bounds__(QRITA_THREADS, 2)",
-                           "#define QRITA_BOUNDS __launch_bounds__(QRITA_THREADS)")),
+    "head": (HEAD, {}),
+    "t256i8": (edit(HEAD, T256), dict(THREADS=256, ITEMS=8, CHUNK=2048)),
+    "t256i16": (edit(HEAD, T256, ("#define QRITA_ITEMS 8 ", "#define QRITA_ITEMS 16 ")),
+                dict(THREADS=256, ITEMS=16, CHUNK=4096)),
 }
+DEFAULT_ATTRS = {name: getattr(M, name) for name in ("THREADS", "ITEMS", "CHUNK")}
 F32 = torch.float32
 V = 131072
 # (dist, dtype, B, k, p, options)
 CASES = [("hllm", F32, 1024, 50, None, {}), ("hllm", F32, 264, 50, None, {}), ("hllm", F32, 16, 50, None, {}),
          ("hllm", F32, 1024, 100, 0.9, {}), ("hgauss", F32, 1024, None, 0.9, {}), ("hllm", F32, 1024, None, 0.9, {}),
-         ("hllm", F32, 1024, 50, None, {"truncation": False}), ("hzipf", F32, 1024, 50, None, {})]
+         ("hllm", F32, 1024, 50, None, {"truncation": False}), ("hzipf", F32, 1024, 50, None, {}),
+         ("hllm", torch.bfloat16, 1024, 50, None, {}), ("hllm", torch.bfloat16, 1024, 100, 0.9, {}),
+         ("hllm", F32, 16, None, 0.9, {}), ("hgauss", F32, 16, None, 0.9, {})]
 
 
-def use(text):
+def use(text, attrs):
+    for name, value in {**DEFAULT_ATTRS, **attrs}.items():
+        setattr(M, name, value)
     M.kernel_text = lambda: text
     M.source.cache_clear()
     M._modules.clear()
@@ -74,20 +80,18 @@ def main():
     res = []
     import cupy
 
-    for name, text in VARIANTS.items():
-        if not text:
-            continue
-        use(text)
+    for name, (text, attrs) in VARIANTS.items():
+        use(text, attrs)
         k = M.get_kernels(0, "float32")["select"]
-        attrs = dict(regs=k.num_regs, smem=k.shared_size_bytes, local=k.local_size_bytes)
+        kattrs = dict(regs=k.num_regs, smem=k.shared_size_bytes, local=k.local_size_bytes)
         try:
             from cupy.cuda import driver
 
-            attrs["blocks_per_sm"] = driver.occupancyMaxActiveBlocksPerMultiprocessor(k.kernel.ptr, M.THREADS, 0)
+            kattrs["blocks_per_sm"] = driver.occupancyMaxActiveBlocksPerMultiprocessor(k.kernel.ptr, M.THREADS, 0)
         except Exception as e:  # noqa: BLE001
-            attrs["blocks_per_sm"] = repr(e)[:80]
-        print(name, attrs, flush=True)
-        res.append(dict(variant=name, **attrs))
+            kattrs["blocks_per_sm"] = repr(e)[:80]
+        print(name, kattrs, flush=True)
+        res.append(dict(variant=name, **kattrs))
         for dist, dt, B, kk, p, o in CASES:
             x = make_logits(dist, B, V, dt, seed=3)
 
@@ -98,8 +102,8 @@ def main():
             cupy.cuda.Device().synchronize()
             t0 = time.time()
             us = graph_time(fn, iters=20, reps=5)
-            row = dict(variant=name, dist=dist, B=B, k=kk, p=p, options=o, us=round(us, 2), digest=digest(sel),
-                       hits=int(sel.hit.sum()),
+            row = dict(variant=name, dist=dist, dtype=str(dt)[6:], B=B, k=kk, p=p, options=o, us=round(us, 2),
+                       digest=digest(sel), hits=int(sel.hit.sum()),
                        wall=round(time.time() - t0, 1))
             res.append(row)
             print(json.dumps(row), flush=True)
