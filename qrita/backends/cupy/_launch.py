@@ -20,6 +20,7 @@ Scratch stays under :data:`SCRATCH_LIMIT`; larger batches run in row groups.
 
 from __future__ import annotations
 
+import functools
 import sys
 import warnings
 from dataclasses import dataclass
@@ -233,7 +234,7 @@ def _run(req: Request, mask_value: float | None, out: Any):
     x = req.logits
     device = _device_index(x, lib_name)
     lib = _Lib(lib_name, x, device)
-    kernels = M.get_kernels(device, req.dtype)
+    kernel = functools.partial(M.get_kernel, device, req.dtype)
     B, V = req.B, req.V
     threshold = lib.empty((B,), "like")
     num_ties = lib.empty((B,), "int32")
@@ -313,9 +314,9 @@ def _run(req: Request, mask_value: float | None, out: Any):
                 )
                 out_ptr = _u64(ov.ptr + g0 * ov.stride_b * item) if do_mask else _u64(0)
                 if S == 1:
-                    kernels["select"](
+                    kernel("select")(
                         (rows,),
-                        (M.THREADS,),
+                        (M.THREADS["select"],),
                         row
                         + (np.int32(vec),)
                         + args_k
@@ -325,18 +326,18 @@ def _run(req: Request, mask_value: float | None, out: Any):
                         + (np.int64(ov.stride_b), np.int64(ov.stride_v), mbits, np.int32(inplace)),
                     )
                     continue
-                kernels["partial"](
+                kernel("partial")(
                     (rows, S),
-                    (M.THREADS,),
+                    (M.THREADS["partial"],),
                     row
                     + (np.int32(vec),)
                     + args_k
                     + (np.int32(S),)
                     + tuple(_u64(scratch.ptr[n]) for n in ("cand_key", "cand_col", "parts", "zpart")),
                 )
-                kernels["combine"](
+                kernel("combine")(
                     (rows,),
-                    (M.THREADS,),
+                    (M.THREADS["combine"],),
                     row
                     + (np.int32(vec),)
                     + args_k
@@ -347,9 +348,9 @@ def _run(req: Request, mask_value: float | None, out: Any):
                 )
                 if do_mask:
                     cols = -(-max(_MASK_COLS_MIN, -(-V // 65535)) // M.CHUNK) * M.CHUNK  # whole chunks
-                    kernels["mask"](
+                    kernel("mask")(
                         (rows, -(-V // cols)),
-                        (M.THREADS,),
+                        (M.THREADS["mask"],),
                         row
                         + (np.int32(vec), _u64(scratch.ptr["info"]), out_ptr)
                         + (np.int64(ov.stride_b), np.int64(ov.stride_v), mbits, np.int32(inplace), np.int32(cols)),

@@ -2,7 +2,7 @@
 
 The source of a module is the generated preamble (:func:`qrita.core.cgen.preamble`,
 whose first line carries the spec fingerprint) followed by ``kernels.cu``.  One
-module per (device, dtype); the cache key holds the spec fingerprint and a hash
+module per (device, dtype, block geometry); the cache key holds the spec fingerprint and a hash
 of the full source, so a changed spec or kernel can never meet a stale module
 (CuPy's own on-disk cache is keyed by the source text as well).
 
@@ -25,10 +25,15 @@ DTYPES = spec.GPU_DTYPES
 # kernel families; the exported names are f"{family}_kernel_{dtype}"
 FAMILIES = ("select", "partial", "combine", "mask")
 
-# Geometry: must match the #defines of kernels.cu (checked by tests/test_cupy_compile.py).
-THREADS = 512
-ITEMS = 8
-CHUNK = THREADS * ITEMS
+# Geometry (passed to kernels.cu as QRITA_THREADS / QRITA_ITEMS).  A chunk is CHUNK entries
+# whatever the geometry.  The kernels that stream rows run 256 threads a block, four blocks an
+# SM (64 registers a thread), so that while one block searches its candidates three stream;
+# combine, where one block per row searches alone (B <= 16, the misses over the whole row),
+# runs 512.  Session 19 (H200, CUDA-graph medians, B=1024, V=131072, fp32, LLM-like): top-k 50
+# 329 -> 287 us, top-k 100 + top-p 0.9 373 -> 318 us, top-p 0.9 586 -> 490 us; 512 threads
+# for the B=16 misses' search: Gaussian top-p 0.9 389 us (256: 643 us).
+CHUNK = 4096
+THREADS = {"select": 256, "partial": 256, "combine": 512, "mask": 256}
 CAPACITY = spec.CANDIDATE_CAPACITY
 # byte sizes of the scratch records (struct ZPart, Partial, RowInfo in kernels.cu)
 ZPART_BYTES = 16
@@ -57,13 +62,21 @@ def kernel_names(dtype: str) -> tuple[str, ...]:
     return tuple(f"{family}_kernel_{dtype}" for family in FAMILIES)
 
 
-def compile_options(dtype: str, warp_size: int) -> tuple[str, ...]:
-    """NVRTC/hiprtc options of the module for ``dtype`` (the arch is added by the compiler driver)."""
+def geometries() -> tuple[int, ...]:
+    """The distinct block sizes of THREADS: one module each per (device, dtype)."""
+    return tuple(sorted(set(THREADS.values())))
+
+
+def compile_options(dtype: str, warp_size: int, threads: int) -> tuple[str, ...]:
+    """NVRTC/hiprtc options of the module for ``dtype`` and ``threads`` a block (the arch is
+    added by the compiler driver)."""
     if dtype not in DTYPES:
         raise ValueError(f"dtype must be one of {DTYPES}, got {dtype!r}")
     return (
         "-std=c++17",
         f"-DQRITA_WARP_SIZE={int(warp_size)}",
+        f"-DQRITA_THREADS={int(threads)}",
+        f"-DQRITA_ITEMS={CHUNK // int(threads)}",
         "-DQRITA_DTYPES_SELECTED",
         f"-DQRITA_WITH_{dtype.upper()}",
     )
@@ -73,24 +86,26 @@ _lock = threading.Lock()
 _modules: dict[tuple, object] = {}
 
 
-def cache_key(device_id: int, dtype: str, warp_size: int) -> tuple:
-    return (device_id, dtype, warp_size, spec_fingerprint(), source_hash())
+def cache_key(device_id: int, dtype: str, warp_size: int, threads: int) -> tuple:
+    return (device_id, dtype, warp_size, threads, spec_fingerprint(), source_hash())
 
 
-def get_kernels(device_id: int, dtype: str) -> dict[str, object]:
-    """``{family: cupy.RawKernel}`` for ``dtype`` on device ``device_id`` (compiled once)."""
+def get_kernel(device_id: int, dtype: str, family: str):
+    """The ``cupy.RawKernel`` of ``family`` for ``dtype`` on device ``device_id``, from the
+    module of its geometry (compiled once, on first use)."""
     import cupy
 
+    threads = THREADS[family]
     with cupy.cuda.Device(device_id) as dev:
         warp = int(dev.attributes["WarpSize"])
-        key = cache_key(device_id, dtype, warp)
+        key = cache_key(device_id, dtype, warp, threads)
         with _lock:
             kernels = _modules.get(key)
             if kernels is None:
-                module = cupy.RawModule(code=source(), options=compile_options(dtype, warp))
+                module = cupy.RawModule(code=source(), options=compile_options(dtype, warp, threads))
                 kernels = {f: module.get_function(f"{f}_kernel_{dtype}") for f in FAMILIES}
                 _modules[key] = kernels
-    return kernels
+    return kernels[family]
 
 
 @functools.cache

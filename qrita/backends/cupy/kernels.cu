@@ -34,10 +34,22 @@ typedef unsigned long long u64;
 typedef long long i64;
 typedef unsigned short u16;
 
-#define QRITA_THREADS 512
-#define QRITA_ITEMS 8                                  // entries per thread per chunk
-#define QRITA_CHUNK (QRITA_THREADS * QRITA_ITEMS)      // fixed: partials never depend on the grid
+// Block geometry, from the host (qrita/backends/cupy/_module.py: 256 threads for the kernels
+// that stream rows, 512 for combine): QRITA_THREADS threads a block, QRITA_ITEMS entries a
+// thread per chunk.  The chunk itself is fixed: its softmax partials never depend on the grid
+// or the geometry.
+#if !defined(QRITA_THREADS) || !defined(QRITA_ITEMS)
+#error "QRITA_THREADS and QRITA_ITEMS must be defined by the host (the block geometry)"
+#endif
+#define QRITA_CHUNK (QRITA_THREADS * QRITA_ITEMS)
+#if QRITA_CHUNK != 4096 || (QRITA_ITEMS % 8) != 0
+#error "a chunk is 4096 entries, and a thread's part of it whole 16-byte accesses of 16-bit entries"
+#endif
 #define QRITA_NWARPS (QRITA_THREADS / QRITA_WARP_SIZE)
+#define QRITA_SAMPLE_LANES 256  // the threads that read the sample (row_setup), in every geometry
+#if QRITA_THREADS < QRITA_SAMPLE_LANES
+#error "blocks of at least QRITA_SAMPLE_LANES threads"
+#endif
 #define QRITA_PER_VEC(Tr) ((int)(16 / sizeof(typename Tr::bits_t)))  // entries per 16-byte access
 #define QRITA_CAP QRITA_CANDIDATE_CAPACITY
 #define QRITA_WIDE_PIVOTS 255                          // 8 key bits a round on large live sets
@@ -290,10 +302,14 @@ __device__ RowParams row_setup(const typename Tr::bits_t* xrow, i64 stride_v, in
     if (!a.truncation || !(rp.k_active || rp.p_mode == 2)) return rp;
 
     // mean and std of the finite entries among the first SAMPLE_SIZE (float64, two passes)
+    // (SAMPLE_LANES threads read the sample whatever the block size, so that kernels of either
+    // geometry get the same float sums, the same cut: the split path's partial and combine
+    // kernels agree on it, and so do they with select_kernel)
     const int n = V < QRITA_SAMPLE_SIZE ? V : QRITA_SAMPLE_SIZE;
+    const int lanes = threadIdx.x < QRITA_SAMPLE_LANES ? n : 0;
     double s = 0.0;
     u32 cnt = 0;
-    for (int i = threadIdx.x; i < n; i += QRITA_THREADS) {
+    for (int i = threadIdx.x; i < lanes; i += QRITA_SAMPLE_LANES) {
         typename Tr::bits_t b = xrow[(i64)i * stride_v];
         u32 key = Tr::key(b);
         if (key > Tr::KEY_NEG_INF && key < Tr::KEY_POS_INF) {
@@ -306,7 +322,7 @@ __device__ RowParams row_setup(const typename Tr::bits_t* xrow, i64 stride_v, in
     if (n_finite < 2) return rp;
     double mu = total / (double)n_finite;
     double q = 0.0;
-    for (int i = threadIdx.x; i < n; i += QRITA_THREADS) {
+    for (int i = threadIdx.x; i < lanes; i += QRITA_SAMPLE_LANES) {
         typename Tr::bits_t b = xrow[(i64)i * stride_v];
         u32 key = Tr::key(b);
         if (key > Tr::KEY_NEG_INF && key < Tr::KEY_POS_INF) {

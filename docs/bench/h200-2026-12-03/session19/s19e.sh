@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# session 19, call E: the final tree: 256-thread blocks for the kernels that stream rows (select,
+# partial, mask), 512 for combine (the B <= 16 split path's search), the sample read by 256
+# threads in both.  The CuPy GPU suite and the small-shape conformance tests with the CuPy
+# backend side by side; then the harness for issue 5 (select and masked, Triton beside CuPy,
+# fp32 and bf16, B=1024 and 16).
+export PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1 PYTHONPATH=.
+SHA=$1
+T0=$SECONDS
+P=$OUT/probe.log
+{ echo "== commit $SHA"; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader; } > $P 2>&1
+timeout 200 python3 -m pytest -v -p no:cacheprovider -rfE -m gpu tests/test_cupy_backend.py > /tmp/suite_cupy.log 2>&1 &
+QRITA_TEST_BACKENDS=cupy timeout 200 python3 -m pytest -v -p no:cacheprovider -rfE -m "not gpu" \
+  tests/test_conformance.py > /tmp/suite_conf.log 2>&1 &
+wait
+echo "suite t=$((SECONDS-T0))" >> $P
+for f in cupy conf; do
+  echo "== $f passed=$(grep -c PASSED /tmp/suite_$f.log) skipped=$(grep -c SKIPPED /tmp/suite_$f.log)" \
+    "failed=$(grep -c FAILED /tmp/suite_$f.log)"
+  grep -E "FAILED|ERROR|Error" /tmp/suite_$f.log | head -30 | cut -c1-300; tail -3 /tmp/suite_$f.log | cut -c1-300
+done > $OUT/suite.log
+mkdir -p $OUT/backends
+left=$((560 - (SECONDS - T0)))
+QRITA_GIT_COMMIT=$SHA timeout -s ABRT $left python3 -m qrita.bench --full --out $OUT/backends --budget-s $((left-15)) \
+  --providers qrita-triton-select,qrita-cupy-select,qrita-triton,qrita-cupy \
+  --scenarios topk50,k100p0.9,topp0.9 --dists llm,gaussian,zipf --dtypes fp32,bf16 --batches 1024,16 --vocabs 131072 \
+  --no-plots > /tmp/backends.log 2>&1
+echo "backends rc=$? t=$((SECONDS-T0))" >> $P
+tail -8 /tmp/backends.log >> $P
