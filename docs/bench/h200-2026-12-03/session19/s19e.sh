@@ -3,7 +3,7 @@
 # partial, mask), 512 for combine (the B <= 16 split path's search), the sample read by 256
 # threads in both.  The CuPy GPU suite and the small-shape conformance tests with the CuPy
 # backend side by side; then the harness for issue 5 (select and masked, Triton beside CuPy,
-# fp32 and bf16, B=1024 and 16).
+# fp32 and bf16 at B=1024, fp32 at B=16).
 export PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1 PYTHONPATH=.
 SHA=$1
 T0=$SECONDS
@@ -19,11 +19,17 @@ for f in cupy conf; do
     "failed=$(grep -c FAILED /tmp/suite_$f.log)"
   grep -E "FAILED|ERROR|Error" /tmp/suite_$f.log | head -30 | cut -c1-300; tail -3 /tmp/suite_$f.log | cut -c1-300
 done > $OUT/suite.log
-mkdir -p $OUT/backends
-left=$((560 - (SECONDS - T0)))
-QRITA_GIT_COMMIT=$SHA timeout -s ABRT $left python3 -m qrita.bench --full --out $OUT/backends --budget-s $((left-15)) \
+mkdir -p $OUT/backends $OUT/backends16
+QRITA_GIT_COMMIT=$SHA timeout -s ABRT 170 python3 -m qrita.bench --full --out $OUT/backends --budget-s 150 \
   --providers qrita-triton-select,qrita-cupy-select,qrita-triton,qrita-cupy \
-  --scenarios topk50,k100p0.9,topp0.9 --dists llm,gaussian,zipf --dtypes fp32,bf16 --batches 1024,16 --vocabs 131072 \
+  --scenarios topk50,k100p0.9,topp0.9 --dists llm,gaussian,zipf --dtypes fp32,bf16 --batches 1024 --vocabs 131072 \
   --no-plots > /tmp/backends.log 2>&1
 echo "backends rc=$? t=$((SECONDS-T0))" >> $P
 tail -8 /tmp/backends.log >> $P
+left=$((430 - (SECONDS - T0)))
+QRITA_GIT_COMMIT=$SHA timeout -s ABRT $left python3 -m qrita.bench --full --out $OUT/backends16 --budget-s $((left-15)) \
+  --providers qrita-triton-select,qrita-cupy-select,qrita-triton,qrita-cupy \
+  --scenarios topk50,k100p0.9,topp0.9 --dists llm,gaussian,zipf --dtypes fp32 --batches 16 --vocabs 131072 \
+  --no-plots > /tmp/backends16.log 2>&1
+echo "backends16 rc=$? t=$((SECONDS-T0))" >> $P
+tail -8 /tmp/backends16.log >> $P
