@@ -209,3 +209,44 @@ def test_unavailable_reason_names_the_fix():
         pytest.skip("cupy and a GPU are available here")
     assert 'pip install "qrita[cupy]"' in reason or "CUDA" in reason
     _unavailable_reason.cache_clear()
+
+
+def test_one_module_per_geometry_compiled_once(monkeypatch):
+    """get_kernel compiles a module per (device, dtype, block size) on first use and reuses it;
+    the options carry the geometry of the kernel's family (a stand-in for cupy: no GPU here)."""
+    import sys
+    import types
+
+    built = []
+
+    class Device:
+        def __init__(self, i):
+            self.attributes = {"WarpSize": 32, "MultiProcessorCount": 132}
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    class RawModule:
+        def __init__(self, code, options):
+            assert code == M.source()
+            built.append(options)
+
+        def get_function(self, name):
+            return (name, built[-1])
+
+    fake = types.SimpleNamespace(cuda=types.SimpleNamespace(Device=Device), RawModule=RawModule)
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    monkeypatch.setattr(M, "_modules", {})
+    M.warp_size.cache_clear()
+    try:
+        for family in (*M.FAMILIES, *M.FAMILIES):
+            name, options = M.get_kernel(7, "bfloat16", family)
+            threads = M.THREADS[family]
+            assert name == f"{family}_kernel_bfloat16"
+            assert f"-DQRITA_THREADS={threads}" in options and f"-DQRITA_ITEMS={M.CHUNK // threads}" in options
+        assert len(built) == len(M.geometries())
+    finally:
+        M.warp_size.cache_clear()

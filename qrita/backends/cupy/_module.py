@@ -54,8 +54,13 @@ def source() -> str:
 
 
 def source_hash() -> str:
-    """16 hex digits of sha256 over :func:`source`."""
-    return hashlib.sha256(source().encode()).hexdigest()[:16]
+    """16 hex digits of sha256 over :func:`source` (hashed once per source text: every launch asks)."""
+    return _sha16(source())
+
+
+@functools.lru_cache(maxsize=8)
+def _sha16(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def kernel_names(dtype: str) -> tuple[str, ...]:
@@ -96,8 +101,8 @@ def get_kernel(device_id: int, dtype: str, family: str):
     import cupy
 
     threads = THREADS[family]
-    with cupy.cuda.Device(device_id) as dev:
-        warp = int(dev.attributes["WarpSize"])
+    warp = warp_size(device_id)
+    with cupy.cuda.Device(device_id):
         key = cache_key(device_id, dtype, warp, threads)
         with _lock:
             kernels = _modules.get(key)
@@ -106,6 +111,13 @@ def get_kernel(device_id: int, dtype: str, family: str):
                 kernels = {f: module.get_function(f"{f}_kernel_{dtype}") for f in FAMILIES}
                 _modules[key] = kernels
     return kernels[family]
+
+
+@functools.cache
+def warp_size(device_id: int) -> int:
+    import cupy
+
+    return int(cupy.cuda.Device(device_id).attributes["WarpSize"])
 
 
 @functools.cache
