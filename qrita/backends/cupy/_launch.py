@@ -20,7 +20,6 @@ Scratch stays under :data:`SCRATCH_LIMIT`; larger batches run in row groups.
 
 from __future__ import annotations
 
-import functools
 import sys
 import warnings
 from dataclasses import dataclass
@@ -234,7 +233,10 @@ def _run(req: Request, mask_value: float | None, out: Any):
     x = req.logits
     device = _device_index(x, lib_name)
     lib = _Lib(lib_name, x, device)
-    kernel = functools.partial(M.get_kernel, device, req.dtype)
+    plan = _plan(req, device)
+    # the kernels of the plan's path, resolved (compiled on first use) once per call
+    families = ("select",) if plan.splits == 1 else ("partial", "combine", "mask")
+    kernels = {f: M.get_kernel(device, req.dtype, f) for f in families}
     B, V = req.B, req.V
     threshold = lib.empty((B,), "like")
     num_ties = lib.empty((B,), "int32")
@@ -255,7 +257,6 @@ def _run(req: Request, mask_value: float | None, out: Any):
     p_item = 8 if p_kind == 2 else 4
     xv = _view(x, lib_name)
     ov = _view(out, lib_name) if do_mask else _View(0, 0, 0, xv.itemsize)
-    plan = _plan(req, device)
     S, G = plan.splits, plan.group
     sizes = {"zpart": G * plan.nchunks * M.ZPART_BYTES}
     if S > 1:
@@ -314,7 +315,7 @@ def _run(req: Request, mask_value: float | None, out: Any):
                 )
                 out_ptr = _u64(ov.ptr + g0 * ov.stride_b * item) if do_mask else _u64(0)
                 if S == 1:
-                    kernel("select")(
+                    kernels["select"](
                         (rows,),
                         (M.THREADS["select"],),
                         row
@@ -326,7 +327,7 @@ def _run(req: Request, mask_value: float | None, out: Any):
                         + (np.int64(ov.stride_b), np.int64(ov.stride_v), mbits, np.int32(inplace)),
                     )
                     continue
-                kernel("partial")(
+                kernels["partial"](
                     (rows, S),
                     (M.THREADS["partial"],),
                     row
@@ -335,7 +336,7 @@ def _run(req: Request, mask_value: float | None, out: Any):
                     + (np.int32(S),)
                     + tuple(_u64(scratch.ptr[n]) for n in ("cand_key", "cand_col", "parts", "zpart")),
                 )
-                kernel("combine")(
+                kernels["combine"](
                     (rows,),
                     (M.THREADS["combine"],),
                     row
@@ -348,7 +349,7 @@ def _run(req: Request, mask_value: float | None, out: Any):
                 )
                 if do_mask:
                     cols = -(-max(_MASK_COLS_MIN, -(-V // 65535)) // M.CHUNK) * M.CHUNK  # whole chunks
-                    kernel("mask")(
+                    kernels["mask"](
                         (rows, -(-V // cols)),
                         (M.THREADS["mask"],),
                         row

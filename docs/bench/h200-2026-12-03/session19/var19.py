@@ -4,6 +4,8 @@
 
 Each variant is a text edit of ``kernels.cu`` (or the kernels of another commit, from a file),
 loaded by swapping the module's kernel text; digests as in ab19.py.  Run from the repository root.
+It ran at b3878b3, 567e42d and d7cb310; since 48ed103 the host passes the geometry (THREADS is a
+dict, get_kernel replaced get_kernels), so it does not run on later trees.
 """
 
 import json
