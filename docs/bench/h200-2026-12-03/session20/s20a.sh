@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # session 20, call A (prepared in session 19): the CuPy GPU suite and the conformance GPU shapes at the tree with a4aaab4's and
 # d776e77's host changes (not yet run on a GPU), then session 19's tail19.py (is the CuPy LLM-like k100+p0.9 time at
-# B=1024 the tail of its missed rows?).  bash docs/bench/h200-2026-12-04/session20/s20a.sh <SHA>
+# B=1024 the tail of its missed rows?).  bash docs/bench/h200-2026-12-03/session20/s20a.sh <SHA>
 export PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1 PYTHONPATH=.
 SHA=$1
 T0=$SECONDS
