@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# session 20, call A (prepared in session 19): the CuPy GPU suite and the conformance GPU shapes at the tree with a4aaab4's and
-# d776e77's host changes (not yet run on a GPU), then session 19's tail19.py (is the CuPy LLM-like k100+p0.9 time at
-# B=1024 the tail of its missed rows?).  bash docs/bench/h200-2026-12-03/session20/s20a.sh <SHA>
+# session 20, call A: the CuPy GPU suite and the conformance GPU shapes at the tree with a4aaab4 and d776e77 (host changes
+# not yet run on a GPU) and this session's warp-aggregated bin atomics, after tail20.py (bin atomics A/B, missed rows).
+#   bash docs/bench/h200-2026-12-03/session20/s20a.sh <SHA>
 export PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1 PYTHONPATH=.
 SHA=$1
 T0=$SECONDS
 P=$OUT/probe.log
 { echo "== commit $SHA"; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader; } > $P 2>&1
+timeout 200 python3 docs/bench/h200-2026-12-03/session20/tail20.py $OUT/tail.json > $OUT/tail.log 2>&1
+echo "tail rc=$? t=$((SECONDS-T0))" >> $P
 timeout 200 python3 -m pytest -v -p no:cacheprovider -rfE -m gpu tests/test_cupy_backend.py > /tmp/suite_cupy.log 2>&1
 echo "suite rc=$? t=$((SECONDS-T0))" >> $P
 QRITA_TEST_BACKENDS=cupy timeout 200 python3 -m pytest -v -p no:cacheprovider -rfE -m gpu tests/test_conformance.py \
@@ -18,5 +20,3 @@ echo "conf rc=$? t=$((SECONDS-T0))" >> $P
   echo "== conf passed=$(grep -c PASSED /tmp/suite_conf.log) failed=$(grep -c FAILED /tmp/suite_conf.log)"
   grep -E "FAILED|ERROR" /tmp/suite_conf.log | head -20 | cut -c1-300; tail -2 /tmp/suite_conf.log | cut -c1-300
 } > $OUT/suite.log
-timeout 150 python3 docs/bench/h200-2026-12-03/session19/tail19.py $OUT/tail.json > $OUT/tail.log 2>&1
-echo "tail rc=$? t=$((SECONDS-T0))" >> $P
