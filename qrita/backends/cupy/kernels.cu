@@ -73,7 +73,6 @@ typedef unsigned short u16;
 #define QRITA_SHFL_UP(v, d) __shfl_up((v), (d), QRITA_WARP_SIZE)
 #define QRITA_SHFL_DOWN(v, d) __shfl_down((v), (d), QRITA_WARP_SIZE)
 #define QRITA_BOUNDS __launch_bounds__(QRITA_THREADS)
-#define QRITA_WARP_BINS 0  // no match/redux intrinsics here: one bin atomic per key (bin_add)
 #else
 #if QRITA_WARP_SIZE != 32
 #error "on CUDA, QRITA_WARP_SIZE must be the warp size of the device"
@@ -82,14 +81,6 @@ typedef unsigned short u16;
 #define QRITA_SHFL_XOR(v, m) __shfl_xor_sync(QRITA_FULL_MASK, (v), (m))
 #define QRITA_SHFL_UP(v, d) __shfl_up_sync(QRITA_FULL_MASK, (v), (d))
 #define QRITA_SHFL_DOWN(v, d) __shfl_down_sync(QRITA_FULL_MASK, (v), (d))
-// warp-aggregated bin atomics (bin_add): match.any groups the lanes by bin, redux sums them (sm_80+)
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-#define QRITA_WARP_BINS 1
-#define QRITA_MATCH_ANY(m, v) __match_any_sync((m), (v))
-#define QRITA_REDUCE_ADD(m, v) __reduce_add_sync((m), (v))
-#else
-#define QRITA_WARP_BINS 0
-#endif
 // 1024 threads per SM (64 registers a thread): while one block searches, another streams its
 // row (NVRTC gave the select kernel 115 registers without it, and one block per SM ran 1.5x slower)
 #define QRITA_BOUNDS __launch_bounds__(QRITA_THREADS, 1024 / QRITA_THREADS)
@@ -710,39 +701,14 @@ __device__ __forceinline__ void bin_mass_add(u32* mlo, u32* mhi, u64 q) {
     if (qh) atomicAdd(mhi, qh);
 }
 
-// One key's count and (MASS) weight q into bin b; b < 0: the key is not live, it adds nothing.
-// A round's 255 pivots split the live key range evenly, so on a whole row a few bins get
-// nearly every key (one bin spans binades of values), and same-address shared atomics
-// serialise.  On CUDA the lanes of a warp that share a bin add once, through their lowest lane:
-// the count is how many they are, the mass the sum of their weights' 16-bit digits (at most
-// a warp of 2^16 - 1 each, no u32 overflow), put back together in 64 bits.  Integer sums: the
-// bins end the same as with one atomic per key.
-template <bool MASS>
-__device__ __forceinline__ void bin_add(int b, u64 q) {
-#if QRITA_WARP_BINS
-    const u32 peers = QRITA_MATCH_ANY(__activemask(), b);
-    u64 sum = 0ull;
-    if (MASS) {
-#pragma unroll
-        for (int d = 0; d < 4; ++d)
-            sum += (u64)QRITA_REDUCE_ADD(peers, (u32)(q >> (16 * d)) & 0xffffu) << (16 * d);
-    }
-    if (b < 0 || (int)(threadIdx.x % QRITA_WARP_SIZE) != __ffs(peers) - 1) return;
-    atomicAdd(&qrita_sm.bin_cnt[b], (u32)__popc(peers));
-    if (MASS) bin_mass_add(&qrita_sm.bin_mlo[b], &qrita_sm.bin_mhi[b], sum);
-#else
-    if (b < 0) return;
-    atomicAdd(&qrita_sm.bin_cnt[b], 1u);
-    if (MASS) bin_mass_add(&qrita_sm.bin_mlo[b], &qrita_sm.bin_mhi[b], q);
-#endif
-}
-
 // A round's first pass: each live key adds 1 and (MASS) its weight to its bin.
 template <class Tr, bool MASS, class Src>
 __device__ __forceinline__ void hist_pass(const Src& src, u64 lo, u64 hi, int P, const Weights<Tr>& wt) {
     for_each(src, [&](u32 key) {
-        const bool live = (u64)key > lo;
-        bin_add<MASS>(live ? bucket_of(key, lo, hi, P, qrita_sm.tau) : -1, MASS && live ? wt.q(key) : 0ull);
+        if ((u64)key <= lo) return;
+        const int b = bucket_of(key, lo, hi, P, qrita_sm.tau);
+        atomicAdd(&qrita_sm.bin_cnt[b], 1u);
+        if (MASS) bin_mass_add(&qrita_sm.bin_mlo[b], &qrita_sm.bin_mhi[b], wt.q(key));
     });
 }
 
