@@ -395,6 +395,27 @@ def test_second_cut_gives_the_same_bits(dtype, B, V, p, gen):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("B", "V"), [(2, 131072), (64, 131072), (16, 151936)])
+@pytest.mark.parametrize(("k", "p"), [(300, None), (300, 0.9), (100, None)])
+def test_top_k_rows_that_miss_gather_again(dtype, B, V, k, p, gen):
+    """Gaussian rows whose first 1024 entries (the sample) are 1.25x wider: the cut holds fewer than
+    k candidates, the second one (for 4k) enough.  The same bits as without second cuts (which
+    then search the whole row), on the split path (B=2, 16) and one block per row (B=64)."""
+    x = torch.randn(B, V, device="cuda", generator=gen)
+    x[:, :1024] *= 1.25
+    x = x.to(tdt(dtype))
+    kw = dict(backend="cupy")
+    on, off = qrita.select(x, k, p, **kw), qrita.select(x, k, p, options={"second_cut": False}, **kw)
+    same_selection(on, off, "regather")
+    assert not host(off.hit).any(), "the first cut should hold fewer than k"
+    if k == 300:
+        assert host(on.hit).all(), "the second cut should hold k"
+    want = raw_bits(qrita.top_k_top_p(x, k, p, options={"second_cut": False}, **kw))
+    assert np.array_equal(raw_bits(qrita.top_k_top_p(x, k, p, **kw)), want)
+    judge(x, k, p, rows=[0, 1, B - 1])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_no_host_sync(dtype, gen):
     B, V = 32, 128256
     x = llm_like(gen, B, V).to(tdt(dtype))

@@ -39,9 +39,12 @@ SCRATCH_LIMIT = 16 * 2**20
 # (Zipf), 796 -> 626 (Gaussian), 661 -> 525 (LLM-like); LLM-like top-k 50 462 -> 379 us, masked
 # 1320 -> 995 us; top-p 0.9 within 3% (Gaussian 16974 -> 17437 us); B=16 unchanged
 FAST_PATHS = True
-# A top-p row (no top-k) whose Gaussian model puts more than the candidate buffer above its cut
-# gathers above the top-k cut for a quarter of the buffer instead (``options={"second_cut": False}``:
-# the top-p cut always).  Rows whose mass sits in a few strong logits then hit.
+# Second cuts (``options={"second_cut": False}``: neither).  A top-p row (no top-k) whose Gaussian
+# model puts more than the candidate buffer above its cut gathers above the top-k cut for a
+# quarter of the buffer instead: rows whose mass sits in a few strong logits then hit.  A top-k
+# row whose cut held fewer than k candidates reads the row once more, gathering above the cut for
+# 4k entries (at most half the buffer), before it would search the whole row: H200 session 20
+# call A, LLM-like k100+p0.9 B=1024, one such row took the kernel from 328 to 902 us.
 SECOND_CUT = True
 # the split path's candidate regions stay under this much of the scratch
 SPLIT_CANDIDATE_LIMIT = 8 * 2**20

@@ -56,6 +56,7 @@ typedef unsigned short u16;
 #define QRITA_NBINS (QRITA_WIDE_PIVOTS + 1)
 #define QRITA_BINS_PER_LANE (QRITA_NBINS / QRITA_WARP_SIZE)
 #define QRITA_SMALL_LIVE 64                            // live sets this small use NUM_PIVOTS
+#define QRITA_RETRY_K 4                                // a top-k row's second cut: for 4k entries
 #define QRITA_EMPTY_KEY 0xffffffffu                    // "keeps nothing": above every key
 #define QRITA_ALL_TIES 0x7fffffff                      // tie_last when the whole tie group is kept
 // bits of the kernels' `vec` argument
@@ -267,6 +268,8 @@ struct RowParams {
     double p;
     int cut_ok;
     u32 cut_key;   // candidates are the keys above it
+    int cut2_ok;   // a top-k row's second cut (regather)
+    u32 cut2_key;
 };
 
 struct RowArgs {   // kernel arguments shared by every kernel that sets a row up
@@ -276,7 +279,7 @@ struct RowArgs {   // kernel arguments shared by every kernel that sets a row up
     const void* p_rows;
     int p_kind;    // 0: scalar, 1: float32 [B], 2: float64 [B]
     int truncation;
-    int second_cut;  // top-p rows may gather above a count-based cut (row_setup)
+    int second_cut;  // second cuts: top-p rows above a count-based cut, top-k rows that miss (row_setup)
 };
 
 // ``truncation`` of the kernels: bit 0 the sigma truncation, bit 1 the second cut of top-p rows.
@@ -299,6 +302,8 @@ __device__ RowParams row_setup(const typename Tr::bits_t* xrow, i64 stride_v, in
     rp.p_mode = p >= 1.0 ? 0 : (p <= 0.0 ? 1 : 2);
     rp.cut_ok = 0;
     rp.cut_key = 0;
+    rp.cut2_ok = 0;
+    rp.cut2_key = 0;
     if (!a.truncation || !(rp.k_active || rp.p_mode == 2)) return rp;
 
     // mean and std of the finite entries among the first SAMPLE_SIZE (float64, two passes)
@@ -351,6 +356,19 @@ __device__ RowParams row_setup(const typename Tr::bits_t* xrow, i64 stride_v, in
     if (Tr::cut_bits(t, &cut)) {
         rp.cut_ok = 1;
         rp.cut_key = Tr::key(cut);
+    }
+    if (rp.cut_ok && rp.k_active && a.second_cut) {
+        // A top-k row whose cut holds fewer than k entries (the sample's sigma a little high)
+        // gathers again above the cut for RETRY_K * k entries (regather), at most CAP / 2 and
+        // fewer than half the row, before it would search the whole row.
+        const double k2 = fmin((double)QRITA_RETRY_K * (double)k, (double)(QRITA_CAP / 2));
+        typename Tr::bits_t cut2;
+        if (k2 > (double)k && 2.0 * k2 < (double)V &&
+            Tr::cut_bits(mu + (double)qrita_topk_delta[qrita_topk_lut_index<int>(k2, V)] * sigma, &cut2) &&
+            Tr::key(cut2) < rp.cut_key) {
+            rp.cut2_ok = 1;
+            rp.cut2_key = Tr::key(cut2);
+        }
     }
     return rp;
 }
@@ -955,6 +973,29 @@ struct RowOut {
     int ok;
 };
 
+// A top-k row whose cut held fewer than k candidates reads the row once more and gathers the
+// keys above its second cut into sm.cand_* (every thread calls it; the decision is uniform).
+// One read instead of the search's rounds over the whole row: in an LLM-like batch a row that
+// missed so set the kernel's tail (H200, B=1024, k100+p0.9: one such row 902 against 328 us).
+// Returns the parameters the search then uses; t's counts stay, its n_cand is the new one's.
+template <class Tr>
+__device__ __noinline__ RowParams regather(const typename Tr::bits_t* xrow, i64 stride_v, int V, int vec, const RowParams& rp,
+                              Partial& t) {
+    if (!rp.cut2_ok || rp.p_mode == 1 || (i64)t.n_cand >= rp.k) return rp;
+    RowParams r2 = rp;
+    r2.cut_key = rp.cut2_key;
+    r2.cut2_ok = 0;
+    PassState ps;
+    pass_state_init(ps);
+    u32 n = 0;
+    __syncthreads();  // the buffer's previous contents are no longer read
+    pass_chunks<Tr>(xrow, stride_v, V, vec, 0, (V + QRITA_CHUNK - 1) / QRITA_CHUNK, r2, false, ps, qrita_sm.cand_key,
+                    qrita_sm.cand_col, &n, nullptr);
+    t.n_cand = n;
+    __syncthreads();
+    return r2;
+}
+
 // The selection of one row from its setup and pass totals (candidates in sm.cand_*).
 template <class Tr>
 __device__ __noinline__ RowOut search_row(const typename Tr::bits_t* xrow, i64 stride_v, int V, int vec, int fast,
@@ -1163,7 +1204,7 @@ __device__ void select_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int 
     const int row = blockIdx.x;
     const int nchunks = (V + QRITA_CHUNK - 1) / QRITA_CHUNK;
     const typename Tr::bits_t* xrow = x + (i64)row * sxb;
-    const RowParams rp = row_setup<Tr>(xrow, sxv, V, row, a);
+    RowParams rp = row_setup<Tr>(xrow, sxv, V, row, a);
     const bool need_z = rp.p_mode == 2 && !rp.k_active;
     const int fast = (vec & QRITA_FAST) ? 1 : 0;
     const int vec_out = (vec & QRITA_VEC_IN) && (vec & QRITA_VEC_OUT) && fast;
@@ -1173,9 +1214,10 @@ __device__ void select_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int 
     pass_state_init(ps);
     u32 n_cand = 0;
     pass_chunks<Tr>(xrow, sxv, V, vec, 0, nchunks, rp, need_z, ps, qrita_sm.cand_key, qrita_sm.cand_col, &n_cand, zrow);
-    const Partial t = pass_finish(ps, n_cand);
+    Partial t = pass_finish(ps, n_cand);
     __threadfence_block();  // the zpart writes of thread 0 are read by every thread below
     __syncthreads();
+    rp = regather<Tr>(xrow, sxv, V, vec, rp, t);
     const RowOut o = search_row<Tr>(xrow, sxv, V, vec, fast, rp, t, zrow, nchunks, ties_all, scale, do_mask);
     write_row<Tr>(o, row, threshold, num_ties, count, hit);
     if (do_mask)
@@ -1214,7 +1256,7 @@ __device__ void combine_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int
     const int row = blockIdx.x;
     const int nchunks = (V + QRITA_CHUNK - 1) / QRITA_CHUNK;
     const typename Tr::bits_t* xrow = x + (i64)row * sxb;
-    const RowParams rp = row_setup<Tr>(xrow, sxv, V, row, a);
+    RowParams rp = row_setup<Tr>(xrow, sxv, V, row, a);
     const int fast = (vec & QRITA_FAST) ? 1 : 0;
     vec &= QRITA_VEC_IN;
     Partial t = parts[(i64)row * S];
@@ -1232,6 +1274,7 @@ __device__ void combine_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int
         }
     }
     __syncthreads();
+    rp = regather<Tr>(xrow, sxv, V, vec, rp, t);
     const RowOut o = search_row<Tr>(xrow, sxv, V, vec, fast, rp, t, zpart + (i64)row * nchunks, nchunks, ties_all,
                                     scale, want_tie);
     write_row<Tr>(o, row, threshold, num_ties, count, hit);

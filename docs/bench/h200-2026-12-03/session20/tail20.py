@@ -49,8 +49,8 @@ for dist, B, k, p, dt in CASES:
         use(text)
         sel = qrita.select(x, k, p, backend="cupy")
         outs[name] = answer(sel)
-        row[name] = round(graph_time(lambda: qrita.select(x, k, p, backend="cupy"), iters=10, reps=5), 1)
-    row["same bits"] = all(torch.equal(a, b) for a, b in zip(outs["warp bins"], outs["key atomics"]))
+        row[name] = round(graph_time(lambda x=x, k=k, p=p: qrita.select(x, k, p, backend="cupy"), iters=10, reps=5), 1)
+    row["same bits"] = all(torch.equal(a, b) for a, b in zip(outs["warp bins"], outs["key atomics"], strict=True))
     use(TEXT)
     sel = qrita.select(x, k, p, backend="cupy")
     miss = torch.nonzero(sel.hit == 0).flatten().tolist()
@@ -59,7 +59,8 @@ for dist, B, k, p, dt in CASES:
         good = next(i for i in range(B) if i not in miss)
         y = x.clone()
         y[miss] = x[good]
-        row["misses replaced"] = round(graph_time(lambda: qrita.select(y, k, p, backend="cupy"), iters=10, reps=5), 1)
+        fn = lambda y=y, k=k, p=p: qrita.select(y, k, p, backend="cupy")  # noqa: E731
+        row["misses replaced"] = round(graph_time(fn, iters=10, reps=5), 1)
     res.append(row)
     print(json.dumps(row), flush=True)
 json.dump(res, open(sys.argv[1], "w"), indent=1)
