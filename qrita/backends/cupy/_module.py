@@ -37,7 +37,7 @@ THREADS = {"select": 256, "partial": 256, "combine": 512, "mask": 256}
 CAPACITY = spec.CANDIDATE_CAPACITY
 # byte sizes of the scratch records (struct ZPart, Partial, RowInfo in kernels.cu)
 ZPART_BYTES = 16
-PARTIAL_BYTES = 24
+PARTIAL_BYTES = 12
 ROWINFO_BYTES = 8
 
 

@@ -181,7 +181,9 @@ struct Smem {
 __shared__ Smem qrita_sm;
 
 struct Partial {  // integer partials of a slice of a row: combined in any order, same result
-    u32 max_key, n_max, min_key, n_min, n_keep, n_cand;
+    u32 max_key;  // the largest key (a live one whenever n_keep > 0)
+    u32 n_keep;   // keepable entries (not NaN, not -inf)
+    u32 n_cand;   // candidates (keys above the cut)
 };
 
 struct ZPart {    // softmax partial of one CHUNK: sum of exp(x - m) over its keepable entries
@@ -196,7 +198,7 @@ struct RowInfo {  // what masking needs of a row
 };
 
 // The host sizes the scratch with these (qrita/backends/cupy/_module.py).
-static_assert(sizeof(Partial) == 24, "Partial is 24 bytes on the host side");
+static_assert(sizeof(Partial) == 12, "Partial is 12 bytes on the host side");
 static_assert(sizeof(ZPart) == 16, "ZPart is 16 bytes on the host side");
 static_assert(sizeof(RowInfo) == 8, "RowInfo is 8 bytes on the host side");
 
@@ -375,14 +377,11 @@ __device__ RowParams row_setup(const typename Tr::bits_t* xrow, i64 stride_v, in
 
 // ---- the pass ---------------------------------------------------------------------------------
 struct PassState {  // per-thread running partials
-    u32 max_key, n_max, min_key, n_min, n_keep;
+    u32 max_key, n_keep;
 };
 
 __device__ __forceinline__ void pass_state_init(PassState& ps) {
     ps.max_key = 0u;
-    ps.n_max = 0u;
-    ps.min_key = QRITA_EMPTY_KEY;
-    ps.n_min = 0u;
     ps.n_keep = 0u;
 }
 
@@ -422,19 +421,17 @@ __device__ __forceinline__ void pass_chunk(const typename Tr::bits_t (&b)[QRITA_
                                            const RowParams& rp, bool need_z, PassState& ps, u32* ckey, int* ccol,
                                            u32* n_cand, ZPart* zrow) {
     const int col0 = chunk * QRITA_CHUNK + threadIdx.x * QRITA_ITEMS;
+    const u32 cut = rp.cut_ok ? rp.cut_key : QRITA_EMPTY_KEY;  // no key is above EMPTY
     u32 key[QRITA_ITEMS];
     u32 mine = 0;
+    // the keepable count and the max, over every key (a dead one never passes a live max); the
+    // few rows that need how many equal the max, or the min, count them later (search_row)
 #pragma unroll
     for (int i = 0; i < QRITA_ITEMS; ++i) {
         key[i] = Tr::key(b[i]);
-        if (key[i] > Tr::KEY_NEG_INF) {
-            ++ps.n_keep;
-            if (key[i] > ps.max_key) { ps.max_key = key[i]; ps.n_max = 0; }
-            if (key[i] == ps.max_key) ++ps.n_max;
-            if (key[i] < ps.min_key) { ps.min_key = key[i]; ps.n_min = 0; }
-            if (key[i] == ps.min_key) ++ps.n_min;
-        }
-        if (rp.cut_ok && key[i] > rp.cut_key) ++mine;
+        ps.n_keep += key[i] > Tr::KEY_NEG_INF ? 1u : 0u;
+        ps.max_key = key[i] > ps.max_key ? key[i] : ps.max_key;
+        mine += key[i] > cut ? 1u : 0u;
     }
     if (rp.cut_ok) {
         u32 total;
@@ -495,19 +492,13 @@ __device__ void pass_chunks(const typename Tr::bits_t* xrow, i64 stride_v, int V
 __device__ Partial pass_finish(const PassState& ps, u32 n_cand) {
     Partial t;
     t.max_key = block_allreduce(ps.max_key, OpMax(), 0u);
-    t.n_max = block_allreduce(ps.max_key == t.max_key ? ps.n_max : 0u, OpSum(), 0u);
-    t.min_key = block_allreduce(ps.min_key, OpMin(), QRITA_EMPTY_KEY);
-    t.n_min = block_allreduce(ps.min_key == t.min_key ? ps.n_min : 0u, OpSum(), 0u);
     t.n_keep = block_allreduce(ps.n_keep, OpSum(), 0u);
     t.n_cand = n_cand;
     return t;
 }
 
 __device__ __forceinline__ void partial_combine(Partial& t, const Partial& o) {
-    if (o.max_key > t.max_key) { t.max_key = o.max_key; t.n_max = 0; }
-    if (o.max_key == t.max_key) t.n_max += o.n_max;
-    if (o.min_key < t.min_key) { t.min_key = o.min_key; t.n_min = 0; }
-    if (o.min_key == t.min_key) t.n_min += o.n_min;
+    t.max_key = o.max_key > t.max_key ? o.max_key : t.max_key;
     t.n_keep += o.n_keep;
     t.n_cand += o.n_cand;
 }
@@ -904,6 +895,30 @@ __device__ SearchResult search(const Src& src, u64 lo, u64 hi, u64 target, const
     return r;
 }
 
+// How many keys of src equal z.
+template <class Src>
+__device__ __noinline__ u32 count_equal(const Src& src, u32 z) {
+    u32 mine = 0;
+    for_each(src, [&](u32 key) { mine += key == z ? 1u : 0u; });
+    return block_allreduce(mine, OpSum(), 0u);
+}
+
+// The smallest live key of the row (*z; EMPTY if none) and how many equal it (*n).
+template <class Tr>
+__device__ __noinline__ void row_min(const RowSource<Tr>& row, u32* z, u32* n) {
+    u32 mn = QRITA_EMPTY_KEY, cnt = 0u;
+    for_each(row, [&](u32 key) {
+        if (key <= Tr::KEY_NEG_INF) return;
+        if (key < mn) {
+            mn = key;
+            cnt = 0u;
+        }
+        cnt += key == mn ? 1u : 0u;
+    });
+    *z = block_allreduce(mn, OpMin(), QRITA_EMPTY_KEY);
+    *n = block_allreduce(mn == *z ? cnt : 0u, OpSum(), 0u);
+}
+
 // Sum of the top-p weights of the keys above z (the top-k survivors above the boundary).
 template <class Tr, class Src>
 __device__ __noinline__ u64 mass_above(const Src& src, u32 z, const Weights<Tr>& wt) {
@@ -1021,12 +1036,17 @@ __device__ __noinline__ RowOut search_row(const typename Tr::bits_t* xrow, i64 s
     wt.m = Tr::value(Tr::bits(hi0));
     wt.m_inf = hi0 == Tr::KEY_POS_INF ? 1 : 0;
     wt.scale = scale;
+    // how many entries equal the max, where it matters: p <= 0 (the top-1 group) and a top-p
+    // row whose max is +inf (those entries share the mass); the max is a candidate if any is
+    u32 n_max = 0u;
+    if (rp.p_mode == 1 || (wt.m_inf && rp.p_mode == 2 && !rp.k_active))
+        n_max = cand_fit && t.n_cand > 0 ? count_equal(cand, hi0) : count_equal(row, hi0);
 
     u32 z, nt, n_eq;
     i64 count;
     if (rp.p_mode == 1) {  // p <= 0: the best token (its whole tie group under "all")
         z = hi0;
-        n_eq = t.n_max;
+        n_eq = n_max;
         nt = ties_all ? n_eq : 1u;
         count = nt;
     } else {
@@ -1047,9 +1067,13 @@ __device__ __noinline__ RowOut search_row(const typename Tr::bits_t* xrow, i64 s
             ntk = qrita_topk_num_ties<u32>(K, above_k, (i64)nk, ties_all);
             out.hit = k_hit ? 1 : 0;
         } else {  // every keepable entry survives
-            zk = t.min_key;
-            nk = t.n_min;
-            above_k = (i64)t.n_keep - (i64)t.n_min;
+            if (rp.p_mode == 0) {  // ... and nothing else to do: the boundary is the row's min
+                row_min<Tr>(row, &zk, &nk);
+            } else {  // top-p alone (below) uses none of these
+                zk = 0u;
+                nk = 0u;
+            }
+            above_k = (i64)t.n_keep - (i64)nk;
             ntk = nk;
         }
         if (rp.p_mode == 0) {
@@ -1081,7 +1105,7 @@ __device__ __noinline__ RowOut search_row(const typename Tr::bits_t* xrow, i64 s
         } else {  // top-p alone: renormalised over the whole row
             double zsum;
             if (wt.m_inf) {
-                zsum = (double)t.n_max * scale;
+                zsum = (double)n_max * scale;
             } else {
                 double acc = 0.0;  // chunk partials in chunk order: the same for any grid
                 for (int c = 0; c < nchunks; ++c) {
