@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# session 20, call B: the CuPy top-k regather.  ab20.py (regather and 512-thread masking A/B), the
+# session 20, call B: the CuPy top-k regather and the lean pass (branch-free keys, max and keepable count only).  ab20.py (regather and 512-thread masking A/B), the
 # CuPy GPU suite and the conformance GPU shapes with the CuPy backend, then the harness for issue 5
 # (select and masked, Triton beside CuPy, fp32 and bf16 at B=1024, fp32 at B=16).
 #   bash docs/bench/h200-2026-12-03/session20/s20b.sh <SHA>
