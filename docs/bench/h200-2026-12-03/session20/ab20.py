@@ -1,4 +1,5 @@
-"""Session 20, call B: CuPy A/B of the top-k regather (option second_cut) and of 512-thread
+"""Session 20, call B: CuPy A/B of the top-k regather (option second_cut), of the search's
+run-summed bin atomics (against one atomic a key, session 19's hist_pass) and of 512-thread
 masking blocks, on the harness's inputs (qrita.bench.inputs, seed 0).
 
     python3 ab20.py OUT.json        (from the repository root)
@@ -20,6 +21,25 @@ from qrita.backends.cupy import _module as M  # noqa: E402
 from qrita.bench.inputs import make_logits  # noqa: E402
 
 FINAL = dict(M.THREADS)
+TEXT = M.kernel_text()
+_start = TEXT.index("// A round's first pass")
+_end = TEXT.index("\n}\n", TEXT.index("void hist_pass(", _start)) + 3
+KEY_ATOMICS = TEXT[:_start] + """template <class Tr, bool MASS, class Src>
+__device__ __forceinline__ void hist_pass(const Src& src, u64 lo, u64 hi, int P, const Weights<Tr>& wt) {
+    for_each(src, [&](u32 key) {
+        if ((u64)key <= lo) return;
+        const int b = bucket_of(key, lo, hi, P, qrita_sm.tau);
+        atomicAdd(&qrita_sm.bin_cnt[b], 1u);
+        if (MASS) bin_mass_add(&qrita_sm.bin_mlo[b], &qrita_sm.bin_mhi[b], wt.q(key));
+    });
+}
+""" + TEXT[_end:]
+
+
+def use(text):
+    M.kernel_text = lambda: text
+    M.source.cache_clear()
+
 
 
 def run(x, k, p, masked, options):
@@ -40,24 +60,28 @@ CASES = [  # dist, B, k, p, dtype, masked
     ("gaussian", 1024, 100, 0.9, torch.float32, False), ("llm", 1024, 50, None, torch.float32, False),
     ("gaussian", 16, 100, 0.9, torch.float32, False), ("llm", 16, 100, 0.9, torch.float32, True),
     ("llm", 16, 50, None, torch.float32, True), ("llm", 1024, 50, None, torch.float32, True),
+    ("gaussian", 1024, None, 0.9, torch.float32, False), ("gaussian", 16, None, 0.9, torch.float32, False),
+    ("zipf", 16, None, 0.9, torch.float32, False), ("zipf", 1024, None, 0.9, torch.float32, False),
 ]
-VARIANTS = [("default", {}, FINAL), ("no second cuts", {"second_cut": False}, FINAL),
-            ("mask 512", {}, {**FINAL, "mask": 512})]
+VARIANTS = [("default", {}, FINAL, TEXT), ("no second cuts", {"second_cut": False}, FINAL, TEXT),
+            ("key atomics", {}, FINAL, KEY_ATOMICS), ("mask 512", {}, {**FINAL, "mask": 512}, TEXT)]
 res = []
 for dist, B, k, p, dt, masked in CASES:
     x = make_logits(dist, B, 131072, device="cuda", seed=0).to(dt)
     row = dict(dist=dist, B=B, k=k, p=p, dtype=str(dt).split(".")[1], masked=masked)
     ref = None
-    for name, opts, threads in VARIANTS:
+    for name, opts, threads, text in VARIANTS:
         if name == "mask 512" and not masked:
             continue
         M.THREADS = threads
+        use(text)
         fn = run(x, k, p, masked, opts)
         got = bits(fn(), masked)
         ref = got if ref is None else ref
         row[name] = round(graph_time(fn, iters=10, reps=5), 1)
         row[name + " same"] = all(torch.equal(a, b) for a, b in zip(got, ref, strict=True))
     M.THREADS = FINAL
+    use(TEXT)
     sel = qrita.select(x, k, p, backend="cupy")
     row["hits"] = int(sel.hit.sum())
     off = qrita.select(x, k, p, backend="cupy", options={"second_cut": False})

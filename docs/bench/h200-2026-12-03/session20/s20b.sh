@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# session 20, call B: the CuPy top-k regather and the lean pass (branch-free keys, max and keepable count only).  ab20.py (regather and 512-thread masking A/B), the
+# session 20, call B: the CuPy top-k regather, the lean pass (branch-free keys, max and keepable count only), run-summed bin atomics.  ab20.py (A/B), the
 # CuPy GPU suite and the conformance GPU shapes with the CuPy backend, then the harness for issue 5
 # (select and masked, Triton beside CuPy, fp32 and bf16 at B=1024, fp32 at B=16).
 #   bash docs/bench/h200-2026-12-03/session20/s20b.sh <SHA>
@@ -9,7 +9,7 @@ T0=$SECONDS
 P=$OUT/probe.log
 D=docs/bench/h200-2026-12-03/session20
 { echo "== commit $SHA"; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader; } > $P 2>&1
-timeout 120 python3 $D/ab20.py $OUT/ab.json > /tmp/ab.log 2>&1
+timeout 180 python3 $D/ab20.py $OUT/ab.json > /tmp/ab.log 2>&1
 echo "ab rc=$? t=$((SECONDS-T0))" >> $P
 tail -3 /tmp/ab.log >> $P
 timeout 200 python3 -m pytest -v -p no:cacheprovider -rfE -m gpu tests/test_cupy_backend.py > /tmp/suite_cupy.log 2>&1
