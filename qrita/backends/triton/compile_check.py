@@ -6,6 +6,11 @@ compiles the cut, span, finish, miss-round, tie, mask and sample kernels for eve
 geometry of :mod:`qrita.backends.triton.launch` and prints one line per
 variant; the exit status is non-zero if any fails.  For CUDA targets it also rejects a float
 tree reduction whose first step the compiler contracted into an FMA (:func:`contracted_shuffles`).
+
+``--subset`` compiles a representative subset instead (:func:`representative`: every kernel once per
+dtype, every value of every constexpr and warp count at least once; about a quarter of the variants
+and of the time).  CI compiles every variant for sm_90, the primary target, and the subset for sm_80
+and gfx942 (``tests/test_triton_compile.py``; ``QRITA_COMPILE_ALL=1`` compiles all of them everywhere).
 Run it in a process of its own (``tests/test_triton_compile.py`` does): ``triton.compile`` for a
 foreign target must not share a process with interpreter-mode kernels.
 """
@@ -313,6 +318,35 @@ def contracted_shuffles(ptx: str) -> list[str]:
     return hits
 
 
+def _features(dtype: str, src: ASTSource, num_warps: int) -> set:
+    """What a variant exercises: its kernel for its dtype, its warp count, and each constexpr's value."""
+    fn = src.fn.__name__
+    names = list(src.signature)
+    return ({(fn, "dtype", dtype), (fn, "num_warps", num_warps)}
+            | {(fn, names[i], value) for (i,), value in src.constants.items()})
+
+
+def representative(entries: list) -> list:
+    """A deterministic subset of ``entries`` ((dtype, name, ASTSource, num_warps), as :func:`main` builds
+    them) with every feature of :func:`_features` of the whole list: every kernel compiled at least once
+    for each dtype, every value that any constexpr (a feature flag, a span, a geometry constant) or the
+    warp count takes for a kernel at least once.  Combinations of flags are not all covered (the full
+    set for the primary target does that).  Greedy set cover in the list's order, then picks that
+    the others make redundant dropped; no randomness, so a run's subset is the same everywhere."""
+    feats = [_features(dtype, src, num_warps) for dtype, _, src, num_warps in entries]
+    need = set().union(*feats)
+    chosen: list[int] = []
+    covered: set = set()
+    while covered != need:
+        best = max(range(len(entries)), key=lambda i: (len(feats[i] - covered), -i))
+        chosen.append(best)
+        covered |= feats[best]
+    for i in list(chosen):  # earliest picks first: the greedy takes broad cheap ones that later picks cover
+        if set().union(*(feats[j] for j in chosen if j != i)) == need:
+            chosen.remove(i)
+    return [entries[i] for i in sorted(chosen)]
+
+
 def parse_target(spec: str) -> GPUTarget:
     backend, arch = spec.split(":")
     if backend == "cuda":
@@ -321,29 +355,36 @@ def parse_target(spec: str) -> GPUTarget:
 
 
 def main(argv: list[str] | None = None) -> int:
-    targets = (argv if argv is not None else sys.argv[1:]) or ["cuda:90", "cuda:80"]
+    """``[--subset] TARGET...``: every variant (or the :func:`representative` subset) for each target."""
+    args = list(argv if argv is not None else sys.argv[1:])
+    subset = "--subset" in args
+    targets = [a for a in args if a != "--subset"] or ["cuda:90", "cuda:80"]
     failures = 0
     global _PDL
     for spec in targets:
         target = parse_target(spec)
         # the launch's programmatic dependent launch (launch.pdl_capable: CUDA sm_90 and later)
         _PDL = launch.PDL if target.backend == "cuda" and int(target.arch) >= 90 else 0
-        for dtype, small in [(dtype, small) for dtype in GPU_DTYPES for small in (False, True)]:
-            for name, src, num_warps in variants(dtype, small=small):
-                t = time.time()
-                try:
-                    # (kernels that take PDL are launched with launch_pdl where it is on)
-                    extra = {"launch_pdl": True} if _PDL and "PDL" in src.fn.arg_names else {}
-                    compiled = triton.compile(src, target=target, options=dict(num_warps=num_warps, **extra))
-                    binary = "cubin" if target.backend == "cuda" else "hsaco"
-                    assert binary in compiled.asm, f"no {binary} produced"
-                    if target.backend == "cuda":
-                        hits = contracted_shuffles(compiled.asm["ptx"])
-                        assert not hits, f"float reduction with a contracted first step (lanes disagree): {hits[:3]}"
-                    print(f"ok    {spec:12s} {name:40s} {time.time() - t:6.1f}s", flush=True)
-                except Exception as exc:  # noqa: BLE001 - report every failure, then fail
-                    failures += 1
-                    print(f"FAIL  {spec:12s} {name:40s} {type(exc).__name__}: {exc}", flush=True)
+        entries = [(dtype, name, src, num_warps) for dtype in GPU_DTYPES for small in (False, True)
+                   for name, src, num_warps in variants(dtype, small=small)]
+        if subset:
+            total, entries = len(entries), representative(entries)
+            print(f"{spec}: a representative subset, {len(entries)} of {total} variants", flush=True)
+        for _, name, src, num_warps in entries:
+            t = time.time()
+            try:
+                # (kernels that take PDL are launched with launch_pdl where it is on)
+                extra = {"launch_pdl": True} if _PDL and "PDL" in src.fn.arg_names else {}
+                compiled = triton.compile(src, target=target, options=dict(num_warps=num_warps, **extra))
+                binary = "cubin" if target.backend == "cuda" else "hsaco"
+                assert binary in compiled.asm, f"no {binary} produced"
+                if target.backend == "cuda":
+                    hits = contracted_shuffles(compiled.asm["ptx"])
+                    assert not hits, f"float reduction with a contracted first step (lanes disagree): {hits[:3]}"
+                print(f"ok    {spec:12s} {name:40s} {time.time() - t:6.1f}s", flush=True)
+            except Exception as exc:  # noqa: BLE001 - report every failure, then fail
+                failures += 1
+                print(f"FAIL  {spec:12s} {name:40s} {type(exc).__name__}: {exc}", flush=True)
     return 1 if failures else 0
 
 
