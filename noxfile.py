@@ -70,8 +70,10 @@ def tests(session: nox.Session) -> None:
 def triton(session: nox.Session) -> None:
     """The Triton backend under the interpreter (TRITON_INTERPRET=1) on CPU tensors: conformance and properties.
 
-    The interpreter runs one core a process: the tests run in two pytest-xdist workers (about 650 s
-    of one core in all), beside the AOT compile check's processes (``tests/test_triton_compile.py``).
+    The interpreter runs one core a process: the tests run in two pytest-xdist workers (about 500 s
+    of one core in all), beside the AOT compile check's processes (``tests/test_triton_compile.py``:
+    every variant for sm_90, a representative subset for sm_80 and gfx942, about 450 s of one core with
+    a cold cache; ``QRITA_COMPILE_ALL=1`` compiles every variant for all three, about 950 s).
     """
     session.install(TORCH, TRITON, ".[test]", XDIST, *TEST_EXTRAS)
     env = {**NO_SIMULATORS, **SIMULATOR, "TRITON_INTERPRET": "1", "QRITA_TEST_BACKENDS": "triton"}
