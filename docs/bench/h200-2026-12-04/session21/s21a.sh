@@ -20,7 +20,6 @@ for f in cupy conf; do
     "failed=$(grep -c FAILED /tmp/suite_$f.log)"
   grep -E "FAILED|ERROR|Error" /tmp/suite_$f.log | head -30 | cut -c1-300; tail -3 /tmp/suite_$f.log | cut -c1-300
 done > $OUT/suite.log
-cp /tmp/suite_cupy.log /tmp/suite_conf.log $OUT/
 mkdir -p $OUT/backends $OUT/backends16
 QRITA_GIT_COMMIT=$SHA timeout -s ABRT 170 python3 -m qrita.bench --full --out $OUT/backends --budget-s 150 \
   --providers qrita-triton-select,qrita-cupy-select,qrita-triton,qrita-cupy \
