@@ -422,6 +422,66 @@ def test_top_k_rows_that_miss_gather_again(dtype, B, V, k, p, gen):
     judge(x, k, p, rows=[0, 1, B - 1])
 
 
+def _cluster_rows(gen, B, V, dtype):
+    """Rows for the cluster combine: Gaussian (top-p misses), coarse ties, all equal, LLM-like,
+    a row of -inf with one finite entry, and NaN / +inf sprinkled in."""
+    x = torch.randn(B, V, device="cuda", generator=gen)
+    x[1::5] = torch.round(x[1::5] * 2) / 2
+    x[2::5] = 0.25
+    x[3::5] = llm_like(gen, len(range(3, B, 5)), V)
+    x[4::5] = -INF
+    x[4::5, V // 2] = 1.0
+    x[0, 7] = NAN
+    x[0, V - 1] = INF if B > 5 else x[0, V - 1]
+    return x.to(tdt(dtype))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available() or not _launch.M.has_clusters(0), reason="no thread-block clusters")
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("B", "V"), [(2, 131072), (16, 151936), (5, 5003), (7, 262144), (1, 32000)])
+@pytest.mark.parametrize(
+    ("k", "p", "ties"),
+    [(None, 0.9, "lowest_index"), (50, None, "all"), (100, 0.9, "lowest_index"), (None, 0.999, "all"),
+     (4096, 0.5, "all"), (1, None, "lowest_index")],
+)
+def test_cluster_combine_gives_the_same_bits(dtype, B, V, k, p, ties, gen):
+    """The split path's combine by clusters of blocks (the default on sm_90+) and by one block a
+    row (options={"cluster": False}): the same selection, the same masked bits out of place and
+    in place, with truncation on and off (every row searched over its whole length), on
+    contiguous rows and on a column-strided view; the oracle judges a few rows."""
+    x = _cluster_rows(gen, B, V, dtype)
+    strided = torch.empty(B, 2 * V, device="cuda", dtype=x.dtype)[:, ::2]
+    strided.copy_(x)
+    for src in (x, strided):
+        for extra in ({}, {"truncation": False}):
+            on, off = {**extra, "cluster": True}, {**extra, "cluster": False}
+            kw = dict(backend="cupy", ties=ties)
+            same_selection(qrita.select(src, k, p, options=on, **kw), qrita.select(src, k, p, options=off, **kw),
+                           f"cluster {extra}")
+            want = raw_bits(qrita.top_k_top_p(src, k, p, options=off, **kw))
+            assert np.array_equal(raw_bits(qrita.top_k_top_p(src, k, p, options=on, **kw)), want)
+            y = src.clone()
+            qrita.top_k_top_p(y, k, p, options=on, inplace=True, **kw)
+            assert np.array_equal(raw_bits(y), want), "in place"
+    judge(x, k, p, ties=ties, rows=[0, 1, 2, 3, 4, B - 1])
+    judge(strided, k, p, ties=ties, options={"truncation": False}, rows=[0, B - 1], mask=False)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available() or not _launch.M.has_clusters(0), reason="no thread-block clusters")
+def test_cluster_combine_of_cupy_arrays_with_per_row_arguments(gen):
+    """cupy inputs, per-row k and p with disabled rows, through the cluster combine."""
+    B, V = 12, 131072
+    x = cupy.asarray(_cluster_rows(gen, B, V, "float32"))
+    k = cupy.asarray([0, 50, -1, V + 5, 100, 1, 0, 3000, 50, 7, 0, 20], dtype=cupy.int64)
+    p = cupy.asarray([0.9, 1.0, 0.5, 0.0, -1.0, 0.95, 1.5, 0.99, 0.3, 0.9, 0.7, 1.0], dtype=cupy.float32)
+    kw = dict(backend="cupy")
+    same_selection(qrita.select(x, k, p, options={"cluster": True}, **kw),
+                   qrita.select(x, k, p, options={"cluster": False}, **kw), "cupy")
+    want = raw_bits(qrita.top_k_top_p(x, k, p, options={"cluster": False}, **kw))
+    assert np.array_equal(raw_bits(qrita.top_k_top_p(x, k, p, options={"cluster": True}, **kw)), want)
+    judge(x, k, p, options={"truncation": False})
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_no_host_sync(dtype, gen):
     B, V = 32, 128256

@@ -112,26 +112,48 @@ def compiler(tmp_path_factory):
     pytest.skip(INSTALL_HINT)
 
 
+def _cluster(arch: str, threads: int) -> int:
+    """The cluster size the backend builds this module with on a device of ``arch``."""
+    return M.module_cluster(threads, int(arch.split("_")[1]), hip=False)
+
+
 def test_every_instantiation_compiles(compiler):
-    """3 dtypes x 2 archs x each block geometry, 4 kernels each; compile errors fail with the
-    compiler's log."""
+    """3 dtypes x 2 archs x each block geometry, 4 kernels each (and on sm_90 the combine
+    geometry's cluster combine); compile errors fail with the compiler's log."""
     jobs = [(dtype, arch, threads) for dtype in M.DTYPES for arch in ARCHS for threads in M.geometries()]
+    assert any(_cluster(arch, threads) > 1 for _, arch, threads in jobs), "no module builds the cluster combine"
     source = M.source()
 
     def build(job):
         dtype, arch, threads = job
-        options = [f"--gpu-architecture={arch}", *M.compile_options(dtype, WARP_SIZE, threads)]
+        options = [f"--gpu-architecture={arch}", *M.compile_options(dtype, WARP_SIZE, threads, _cluster(arch, threads))]
         return job, compiler(source, options)
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=len(jobs)) as pool:
         built = dict(pool.map(build, jobs))
-    for (dtype, arch, _), cubin in built.items():
+    for (dtype, arch, threads), cubin in built.items():
         assert cubin, f"{dtype}/{arch}: empty cubin"
+        cluster_name = f"{M.CLUSTER_FAMILY}_kernel_{dtype}".encode()
         for name in M.kernel_names(dtype):
             assert name.encode() in cubin, f"{dtype}/{arch}: kernel {name} missing from the cubin"
+        if _cluster(arch, threads) > 1:
+            assert cluster_name in cubin, f"{dtype}/{arch}/{threads}: the cluster combine is missing"
+        else:
+            assert cluster_name not in cubin, f"{dtype}/{arch}/{threads}: a cluster combine without clusters"
         others = [d for d in M.DTYPES if d != dtype]
         for name in (n for d in others for n in M.kernel_names(d)):
             assert name.encode() not in cubin, f"{dtype}/{arch}: {name} should not be in this module"
+
+
+def test_clusters_only_where_the_hardware_has_them(compiler):
+    """sm_80 has no thread-block clusters: asking for them there is a compile error (the guard
+    in kernels.cu), and the host never asks (module_cluster)."""
+    assert M.module_cluster(M.THREADS["combine"], 80, hip=False) == 1
+    assert M.module_cluster(M.THREADS["combine"], 90, hip=True) == 1
+    assert M.module_cluster(M.THREADS["select"], 90, hip=False) == 1
+    options = ["--gpu-architecture=sm_80", *M.compile_options("float32", WARP_SIZE, M.THREADS["combine"], M.CLUSTER)]
+    with pytest.raises(AssertionError, match="thread-block clusters"):
+        compiler(M.source(), options)
 
 
 def test_source_carries_the_generated_preamble():
@@ -213,7 +235,8 @@ def test_unavailable_reason_names_the_fix():
 
 def test_one_module_per_geometry_compiled_once(monkeypatch):
     """get_kernel compiles a module per (device, dtype, block size) on first use and reuses it;
-    the options carry the geometry of the kernel's family (a stand-in for cupy: no GPU here)."""
+    the options carry the geometry of the kernel's family, and on an sm_90 device the combine
+    geometry's module holds the cluster combine (a stand-in for cupy: no GPU here)."""
     import sys
     import types
 
@@ -222,6 +245,7 @@ def test_one_module_per_geometry_compiled_once(monkeypatch):
     class Device:
         def __init__(self, i):
             self.attributes = {"WarpSize": 32, "MultiProcessorCount": 132}
+            self.compute_capability = "90"
 
         def __enter__(self):
             return self
@@ -237,16 +261,23 @@ def test_one_module_per_geometry_compiled_once(monkeypatch):
         def get_function(self, name):
             return (name, built[-1])
 
-    fake = types.SimpleNamespace(cuda=types.SimpleNamespace(Device=Device), RawModule=RawModule)
+    runtime = types.SimpleNamespace(is_hip=False)
+    fake = types.SimpleNamespace(cuda=types.SimpleNamespace(Device=Device, runtime=runtime), RawModule=RawModule)
     monkeypatch.setitem(sys.modules, "cupy", fake)
     monkeypatch.setattr(M, "_modules", {})
-    M.warp_size.cache_clear()
+    caches = (M.warp_size, M.compute_capability, M.is_hip)
+    for cached in caches:
+        cached.cache_clear()
     try:
-        for family in (*M.FAMILIES, *M.FAMILIES):
+        assert M.has_clusters(7)
+        for family in (*M.FAMILIES, M.CLUSTER_FAMILY, *M.FAMILIES):
             name, options = M.get_kernel(7, "bfloat16", family)
-            threads = M.THREADS[family]
+            threads = M.THREADS["combine" if family == M.CLUSTER_FAMILY else family]
             assert name == f"{family}_kernel_bfloat16"
             assert f"-DQRITA_THREADS={threads}" in options and f"-DQRITA_ITEMS={M.CHUNK // threads}" in options
+            clustered = threads == M.THREADS["combine"]
+            assert (f"-DQRITA_CLUSTER={M.CLUSTER}" in options) == clustered, options
         assert len(built) == len(M.geometries())
     finally:
-        M.warp_size.cache_clear()
+        for cached in caches:
+            cached.cache_clear()

@@ -42,7 +42,7 @@ def _unavailable_reason() -> str | None:
 
 class CupyBackend(Backend):
     name = "cupy"
-    option_names = frozenset({"truncation", "split", "fast_paths", "second_cut"})
+    option_names = frozenset({"truncation", "split", "fast_paths", "second_cut", "cluster"})
     capabilities = Capabilities(
         devices=("cuda",),
         libs=("torch", "cupy"),

@@ -46,6 +46,11 @@ FAST_PATHS = True
 # 4k entries (at most half the buffer), before it would search the whole row: H200 session 20
 # call A, LLM-like k100+p0.9 B=1024, one such row took the kernel from 328 to 902 us.
 SECOND_CUT = True
+# The split path's combine by clusters of blocks (``options={"cluster": False}``: one block a row)
+# where the device has them (CUDA, sm_90+: _module.has_clusters).  A row searched over its whole
+# length (a truncation miss) is then histogrammed by M.CLUSTER blocks, a slice each, and the
+# masking is done by the same blocks (no mask_kernel).  The same bits either way.
+CLUSTERS = True
 # the split path's candidate regions stay under this much of the scratch
 SPLIT_CANDIDATE_LIMIT = 8 * 2**20
 # batches up to this many rows may split their rows over several blocks
@@ -238,7 +243,13 @@ def _run(req: Request, mask_value: float | None, out: Any):
     lib = _Lib(lib_name, x, device)
     plan = _plan(req, device)
     # the kernels of the plan's path, resolved (compiled on first use) once per call
-    families = ("select",) if plan.splits == 1 else ("partial", "combine", "mask")
+    clustered = plan.splits > 1 and req.options.get("cluster", CLUSTERS) and M.has_clusters(device)
+    if plan.splits == 1:
+        families: tuple[str, ...] = ("select",)
+    elif clustered:
+        families = ("partial", M.CLUSTER_FAMILY)
+    else:
+        families = ("partial", "combine", "mask")
     kernels = {f: M.get_kernel(device, req.dtype, f) for f in families}
     B, V = req.B, req.V
     threshold = lib.empty((B,), "like")
@@ -339,6 +350,20 @@ def _run(req: Request, mask_value: float | None, out: Any):
                     + (np.int32(S),)
                     + tuple(_u64(scratch.ptr[n]) for n in ("cand_key", "cand_col", "parts", "zpart")),
                 )
+                if clustered:  # searches and (do_mask) masks: no mask_kernel
+                    kernels[M.CLUSTER_FAMILY](
+                        (rows * M.CLUSTER,),
+                        (M.THREADS["combine"],),
+                        row
+                        + (np.int32(vec),)
+                        + args_k
+                        + (np.int32(S), ties_all, scale)
+                        + tuple(_u64(scratch.ptr[n]) for n in ("cand_key", "cand_col", "parts", "zpart"))
+                        + outs
+                        + (_u64(scratch.ptr["info"]), np.int32(do_mask), out_ptr)
+                        + (np.int64(ov.stride_b), np.int64(ov.stride_v), mbits, np.int32(inplace)),
+                    )
+                    continue
                 kernels["combine"](
                     (rows,),
                     (M.THREADS["combine"],),

@@ -34,6 +34,12 @@ FAMILIES = ("select", "partial", "combine", "mask")
 # for the B=16 misses' search: Gaussian top-p 0.9 389 us (256: 643 us).
 CHUNK = 4096
 THREADS = {"select": 256, "partial": 256, "combine": 512, "mask": 256}
+# Thread-block clusters (CUDA, compute capability 9.0 and newer): the module of the combine
+# geometry then also holds ccombine_kernel_<dtype>, the split path's combine run by CLUSTER
+# blocks a row (kernels.cu, QRITA_CLUSTER).  8 is the portable cluster size.
+CLUSTER = 8
+CLUSTER_FAMILY = "ccombine"
+CLUSTER_MIN_CC = 90
 CAPACITY = spec.CANDIDATE_CAPACITY
 # byte sizes of the scratch records (struct ZPart, Partial, RowInfo in kernels.cu)
 ZPART_BYTES = 16
@@ -72,9 +78,9 @@ def geometries() -> tuple[int, ...]:
     return tuple(sorted(set(THREADS.values())))
 
 
-def compile_options(dtype: str, warp_size: int, threads: int) -> tuple[str, ...]:
+def compile_options(dtype: str, warp_size: int, threads: int, cluster: int = 1) -> tuple[str, ...]:
     """NVRTC/hiprtc options of the module for ``dtype`` and ``threads`` a block (the arch is
-    added by the compiler driver)."""
+    added by the compiler driver); ``cluster > 1`` (sm_90+ only) adds the cluster combine."""
     if dtype not in DTYPES:
         raise ValueError(f"dtype must be one of {DTYPES}, got {dtype!r}")
     return (
@@ -84,33 +90,62 @@ def compile_options(dtype: str, warp_size: int, threads: int) -> tuple[str, ...]
         f"-DQRITA_ITEMS={CHUNK // int(threads)}",
         "-DQRITA_DTYPES_SELECTED",
         f"-DQRITA_WITH_{dtype.upper()}",
-    )
+    ) + ((f"-DQRITA_CLUSTER={int(cluster)}",) if cluster > 1 else ())
+
+
+def module_cluster(threads: int, compute_capability: int, hip: bool) -> int:
+    """Cluster size the module of ``threads`` a block is built with on such a device (1: none)."""
+    if hip or compute_capability < CLUSTER_MIN_CC or threads != THREADS["combine"]:
+        return 1
+    return CLUSTER
 
 
 _lock = threading.Lock()
 _modules: dict[tuple, object] = {}
 
 
-def cache_key(device_id: int, dtype: str, warp_size: int, threads: int) -> tuple:
-    return (device_id, dtype, warp_size, threads, spec_fingerprint(), source_hash())
+def cache_key(device_id: int, dtype: str, warp_size: int, threads: int, cluster: int = 1) -> tuple:
+    return (device_id, dtype, warp_size, threads, cluster, spec_fingerprint(), source_hash())
 
 
 def get_kernel(device_id: int, dtype: str, family: str):
     """The ``cupy.RawKernel`` of ``family`` for ``dtype`` on device ``device_id``, from the
-    module of its geometry (compiled once, on first use)."""
+    module of its geometry (compiled once, on first use).  ``CLUSTER_FAMILY`` exists only where
+    :func:`has_clusters`."""
     import cupy
 
-    threads = THREADS[family]
+    threads = THREADS["combine" if family == CLUSTER_FAMILY else family]
     warp = warp_size(device_id)
+    cluster = module_cluster(threads, compute_capability(device_id), is_hip())
     with cupy.cuda.Device(device_id):
-        key = cache_key(device_id, dtype, warp, threads)
+        key = cache_key(device_id, dtype, warp, threads, cluster)
         with _lock:
             kernels = _modules.get(key)
             if kernels is None:
-                module = cupy.RawModule(code=source(), options=compile_options(dtype, warp, threads))
-                kernels = {f: module.get_function(f"{f}_kernel_{dtype}") for f in FAMILIES}
+                module = cupy.RawModule(code=source(), options=compile_options(dtype, warp, threads, cluster))
+                families = FAMILIES + ((CLUSTER_FAMILY,) if cluster > 1 else ())
+                kernels = {f: module.get_function(f"{f}_kernel_{dtype}") for f in families}
                 _modules[key] = kernels
     return kernels[family]
+
+
+def has_clusters(device_id: int) -> bool:
+    """Whether the device runs the cluster combine (CUDA, compute capability 9.0+)."""
+    return module_cluster(THREADS["combine"], compute_capability(device_id), is_hip()) > 1
+
+
+@functools.cache
+def compute_capability(device_id: int) -> int:
+    import cupy
+
+    return int(cupy.cuda.Device(device_id).compute_capability)
+
+
+@functools.cache
+def is_hip() -> bool:
+    import cupy
+
+    return bool(getattr(cupy.cuda.runtime, "is_hip", False))
 
 
 @functools.cache

@@ -87,6 +87,41 @@ typedef unsigned short u16;
 #define QRITA_BOUNDS __launch_bounds__(QRITA_THREADS, 1024 / QRITA_THREADS)
 #endif
 
+// ---- thread-block clusters (Hopper and newer, CUDA only) --------------------------------------
+// QRITA_CLUSTER > 1 (the host defines it for sm_90+ devices, never under HIP) adds the split
+// path's cluster combine (ccombine_kernel): the QRITA_CLUSTER blocks of a cluster search one row
+// together.  Each block histograms its slice of the row; the bins are summed over distributed
+// shared memory (integers: the same totals in any order), and every block then runs the same
+// state machine on the same totals, so their control flow stays identical and every cluster
+// barrier is reached by all of them.  Without it (HIP, sm_80) the path is not compiled and the
+// host takes the plain combine.  CUDA's cluster intrinsics (sm_90_rt.h), no inline PTX.
+#ifndef QRITA_CLUSTER
+#define QRITA_CLUSTER 1
+#endif
+#if QRITA_CLUSTER > 1
+#if defined(QRITA_HIP) || (defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900)
+#error "QRITA_CLUSTER > 1 needs thread-block clusters (sm_90 or newer, CUDA)"
+#endif
+#if QRITA_CLUSTER > 8 || QRITA_THREADS < QRITA_WIDE_PIVOTS + 1
+#error "clusters of at most 8 blocks (portable), and a thread per bin"
+#endif
+__device__ __forceinline__ u32 cluster_rank() { return __clusterRelativeBlockRank(); }
+// Every thread of every block of the cluster arrives; what each wrote before (shared memory
+// included) is visible to all after (arrive has release, wait acquire semantics).
+__device__ __forceinline__ void cluster_barrier() {
+    __cluster_barrier_arrive();
+    __cluster_barrier_wait();
+}
+// The same shared-memory object in block `rank` of the cluster (a generic address).
+template <class T>
+__device__ __forceinline__ const volatile T* cluster_peer(const T* p, u32 rank) {
+    return static_cast<const volatile T*>(__cluster_map_shared_rank(const_cast<T*>(p), rank));
+}
+#else
+__device__ __forceinline__ u32 cluster_rank() { return 0u; }  // no clusters: every block alone
+__device__ __forceinline__ void cluster_barrier() { __syncthreads(); }
+#endif
+
 // ---- dtypes: raw bits in memory (16-bit stays 16-bit), keys from the preamble -------------
 struct qrita_float32 {
     typedef u32 bits_t;
@@ -174,6 +209,10 @@ struct Smem {
     u64 red[QRITA_NWARPS + 1];
     u32 scan[QRITA_NWARPS];
     u64 bcast[10];
+#if QRITA_CLUSTER > 1
+    u32 bin_pre[QRITA_NBINS];  // a bin's count in the cluster's blocks before this one
+    u32 pass2[3];              // this block's Pass2 (zmn, n, zmx), for the cluster's merge
+#endif
 };
 
 // The block's shared memory, at namespace scope so that non-inlined functions address it as
@@ -506,6 +545,7 @@ __device__ __forceinline__ void partial_combine(Partial& t, const Partial& o) {
 // ---- what the search runs over: the candidates in shared memory, or the whole row ----------
 struct CandSource {
     static constexpr bool ROW = false;
+    static constexpr bool SLICE = false;
     const u32* keys;
     const int* cols;
     int n;
@@ -516,6 +556,7 @@ struct CandSource {
 template <class Tr>
 struct RowSource {
     static constexpr bool ROW = true;
+    static constexpr bool SLICE = false;
     const typename Tr::bits_t* x;
     i64 stride_v;
     int V;
@@ -539,25 +580,48 @@ __device__ __forceinline__ void for_each(const Src& src, F f) {
     }
 }
 
-// The row a CHUNK at a time, two chunks in flight (16-byte loads when contiguous).  Entries
-// past the end come as NaN bits (key 0), which no caller counts: every live key is > 0.
+// Chunks [c0, c1) of the row a CHUNK at a time, two chunks in flight (16-byte loads when
+// contiguous).  Entries past the end (of the row, or of the range) come as NaN bits (key 0),
+// which no caller counts: every live key is > 0.
 template <class Tr, class F>
-__device__ __forceinline__ void for_each(const RowSource<Tr>& row, F f) {
+__device__ __forceinline__ void for_each_chunks(const RowSource<Tr>& row, int c0, int c1, F f) {
+    const int end = c1 * QRITA_CHUNK < row.V ? c1 * QRITA_CHUNK : row.V;
     if (!row.fast) {
-        for (int i = threadIdx.x; i < row.V; i += QRITA_THREADS) f(Tr::key(row.x[(i64)i * row.stride_v]));
+        for (int i = c0 * QRITA_CHUNK + threadIdx.x; i < end; i += QRITA_THREADS)
+            f(Tr::key(row.x[(i64)i * row.stride_v]));
         return;
     }
-    const int nchunks = (row.V + QRITA_CHUNK - 1) / QRITA_CHUNK;
-    for (int c = 0; c < nchunks; c += 2) {
+    for (int c = c0; c < c1; c += 2) {
         const int col0 = c * QRITA_CHUNK + threadIdx.x * QRITA_ITEMS;
         typename Tr::bits_t b0[QRITA_ITEMS], b1[QRITA_ITEMS];
-        load_items<Tr>(row.x, row.stride_v, row.V, row.vec, col0, b0);
-        load_items<Tr>(row.x, row.stride_v, row.V, row.vec, col0 + QRITA_CHUNK, b1);
+        load_items<Tr>(row.x, row.stride_v, end, row.vec, col0, b0);
+        load_items<Tr>(row.x, row.stride_v, end, row.vec, col0 + QRITA_CHUNK, b1);
 #pragma unroll
         for (int i = 0; i < QRITA_ITEMS; ++i) f(Tr::key(b0[i]));
 #pragma unroll
         for (int i = 0; i < QRITA_ITEMS; ++i) f(Tr::key(b1[i]));
     }
+}
+
+template <class Tr, class F>
+__device__ __forceinline__ void for_each(const RowSource<Tr>& row, F f) {
+    for_each_chunks(row, 0, (row.V + QRITA_CHUNK - 1) / QRITA_CHUNK, f);
+}
+
+// A cluster block's part of a row search: chunks [c0, c1) of the row.  size() stays the row's
+// length, so that the search's state (and so its choice of pivots) is that of the whole row.
+template <class Tr>
+struct SliceSource {
+    static constexpr bool ROW = true;
+    static constexpr bool SLICE = true;
+    RowSource<Tr> row;
+    int c0, c1;
+    __device__ __forceinline__ int size() const { return row.V; }
+};
+
+template <class Tr, class F>
+__device__ __forceinline__ void for_each(const SliceSource<Tr>& s, F f) {
+    for_each_chunks(s.row, s.c0, s.c1, f);
 }
 
 // Top-p weights in 64-bit fixed point: q(w) = round(w * 2^F), w = exp(x - m) <= 1, with
@@ -641,19 +705,20 @@ __device__ __forceinline__ bool in_bucket(u32 key, u64 lo, u32 b_lo, bool has_hi
     return (u64)key > lo && key > b_lo && (!has_hi || key <= b_hi);
 }
 
-// The second pass over the row: Pass2 and, if compact, the live keys of bucket a gathered into
-// sm.cand_* in index order (block prefix sums per CHUNK); *n_compacted gets their count.
+// The second pass over chunks [c0, c1) of the row: Pass2 and, if compact, the live keys of
+// bucket a gathered into sm.cand_* from position base in index order (block prefix sums per
+// CHUNK); *n_compacted gets their count.
 template <class Tr>
-__device__ __noinline__ Pass2 row_pass2(const RowSource<Tr>& row, u64 lo, u32 t_lo, bool has_hi, u32 t_hi,
-                                        bool compact, u32 b_lo, u32* n_compacted) {
-    const int nchunks = (row.V + QRITA_CHUNK - 1) / QRITA_CHUNK;
+__device__ __noinline__ Pass2 row_pass2(const RowSource<Tr>& row, int c0, int c1, u32 base, u64 lo, u32 t_lo,
+                                        bool has_hi, u32 t_hi, bool compact, u32 b_lo, u32* n_compacted) {
+    const int end = c1 * QRITA_CHUNK < row.V ? c1 * QRITA_CHUNK : row.V;
+    const u32 base0 = base;
     Pass2Lane pl;
     pl.init();
-    u32 base = 0;
-    for (int c = 0; c < nchunks; ++c) {
+    for (int c = c0; c < c1; ++c) {
         const int col0 = c * QRITA_CHUNK + threadIdx.x * QRITA_ITEMS;
         typename Tr::bits_t b[QRITA_ITEMS];
-        load_items<Tr>(row.x, row.stride_v, row.V, row.vec, col0, b);
+        load_items<Tr>(row.x, row.stride_v, end, row.vec, col0, b);
         u32 key[QRITA_ITEMS];
         u32 mine = 0;
 #pragma unroll
@@ -678,9 +743,18 @@ __device__ __noinline__ Pass2 row_pass2(const RowSource<Tr>& row, u64 lo, u32 t_
             base += total;
         }
     }
-    *n_compacted = base;
+    *n_compacted = base - base0;
     return pl.finish();
 }
+
+// The second pass of a round over the whole row (one block).
+template <class Tr>
+__device__ __forceinline__ Pass2 src_pass2(const RowSource<Tr>& row, int a, u64 lo, u32 t_lo, bool has_hi, u32 t_hi,
+                                           bool compact, u32 b_lo, u32* n_compacted) {
+    return row_pass2<Tr>(row, 0, (row.V + QRITA_CHUNK - 1) / QRITA_CHUNK, 0u, lo, t_lo, has_hi, t_hi, compact, b_lo,
+                         n_compacted);
+}
+
 
 // The same statistics over the candidates in shared memory (nothing is gathered there).
 __device__ __noinline__ Pass2 cand_pass2(const CandSource& src, u64 lo, u32 t_lo, bool has_hi, u32 t_hi) {
@@ -725,6 +799,82 @@ __device__ __forceinline__ void hist_pass(const Src& src, u64 lo, u64 hi, int P,
 }
 
 
+#if QRITA_CLUSTER > 1
+// A round's bins summed over the cluster: every block ends with the row's totals, and
+// sm.bin_pre[j] = bin j's count in the blocks of lower rank (where this block's part of a
+// compacted bucket starts).  Each block reads every block's bins, in rank order.
+template <bool MASS>
+__device__ __noinline__ void cluster_sum_bins(int P) {
+    const u32 me = cluster_rank();
+    const int j = threadIdx.x;
+    cluster_barrier();  // every block's bins are complete
+    u32 cnt = 0u, pre = 0u;
+    u64 mass = 0ull;
+    if (j <= P) {
+        for (u32 q = 0; q < QRITA_CLUSTER; ++q) {
+            const u32 c = *cluster_peer(&qrita_sm.bin_cnt[j], q);
+            pre += q < me ? c : 0u;
+            cnt += c;
+            if (MASS) mass += words_u64(*cluster_peer(&qrita_sm.bin_mlo[j], q), *cluster_peer(&qrita_sm.bin_mhi[j], q));
+        }
+    }
+    cluster_barrier();  // every block has read every block's bins
+    if (j <= P) {
+        qrita_sm.bin_cnt[j] = cnt;
+        qrita_sm.bin_mlo[j] = (u32)mass;
+        qrita_sm.bin_mhi[j] = (u32)(mass >> QRITA_WORD_BITS);
+        qrita_sm.bin_pre[j] = pre;
+    }
+    __syncthreads();
+}
+
+// The second pass of a round by a cluster block over its slice, merged over the cluster; when
+// compact, bucket a (sm.bin_cnt[a] keys, the totals) ends in every block's sm.cand_* in index
+// order: each block puts its part at sm.bin_pre[a] and copies the others' parts from theirs.
+template <class Tr>
+__device__ __noinline__ Pass2 src_pass2(const SliceSource<Tr>& s, int a, u64 lo, u32 t_lo, bool has_hi, u32 t_hi,
+                                        bool compact, u32 b_lo, u32* n_compacted) {
+    const u32 me = cluster_rank();
+    u32 mine;
+    const Pass2 own = row_pass2<Tr>(s.row, s.c0, s.c1, compact ? qrita_sm.bin_pre[a] : 0u, lo, t_lo, has_hi, t_hi,
+                                    compact, b_lo, &mine);
+    if (threadIdx.x == 0) {
+        qrita_sm.pass2[0] = own.zmn;
+        qrita_sm.pass2[1] = own.n;
+        qrita_sm.pass2[2] = own.zmx;
+    }
+    cluster_barrier();  // every block's Pass2 and compacted part are written
+    Pass2 r;
+    r.zmn = QRITA_EMPTY_KEY;
+    r.n = 0u;
+    r.zmx = 0u;
+    for (u32 q = 0; q < QRITA_CLUSTER; ++q) {
+        const u32 zmn = *cluster_peer(&qrita_sm.pass2[0], q), zmx = *cluster_peer(&qrita_sm.pass2[2], q);
+        r.zmn = zmn < r.zmn ? zmn : r.zmn;
+        r.zmx = zmx > r.zmx ? zmx : r.zmx;
+    }
+    for (u32 q = 0; q < QRITA_CLUSTER; ++q)
+        if (*cluster_peer(&qrita_sm.pass2[0], q) == r.zmn) r.n += *cluster_peer(&qrita_sm.pass2[1], q);
+    const u32 total = qrita_sm.bin_cnt[a];
+    if (compact) {
+        for (u32 q = 0; q < QRITA_CLUSTER; ++q) {
+            if (q == me) continue;
+            const u32 from = *cluster_peer(&qrita_sm.bin_pre[a], q);
+            const u32 to = q + 1 < QRITA_CLUSTER ? *cluster_peer(&qrita_sm.bin_pre[a], q + 1) : total;
+            const volatile u32* keys = cluster_peer(&qrita_sm.cand_key[0], q);
+            const volatile int* cols = cluster_peer(&qrita_sm.cand_col[0], q);
+            for (u32 i = from + threadIdx.x; i < to; i += QRITA_THREADS) {
+                qrita_sm.cand_key[i] = keys[i];
+                qrita_sm.cand_col[i] = cols[i];
+            }
+        }
+    }
+    cluster_barrier();  // nobody reads another block's shared memory any more this round
+    *n_compacted = compact ? total : mine;
+    return r;
+}
+#endif
+
 // The state machine of qrita.core.search on the live keys (lo, hi] of src.  MASS: weights
 // are Weights::q (top-p), else 1 (top-k).  One round: one pass buckets the keys by P pivots
 // (count and mass per bucket: 32-bit integer atomics), warp 0
@@ -752,6 +902,9 @@ __device__ __noinline__ SearchResult pivot_search(const Src& src, SearchState& s
         __syncthreads();
         hist_pass<Tr, MASS>(src, lo, hi, P, wt);
         __syncthreads();
+#if QRITA_CLUSTER > 1
+        if constexpr (Src::SLICE) cluster_sum_bins<MASS>(P);
+#endif
         const u32* bin_cnt = qrita_sm.bin_cnt;
         if (warp == 0) {
             // lane owns bins [b0, b0 + BINS_PER_LANE); C_j = base + sum of bins >= j
@@ -836,7 +989,7 @@ __device__ __noinline__ SearchResult pivot_search(const Src& src, SearchState& s
             if constexpr (Src::ROW) {
                 // the snap only saves rounds: on the row it rides on the compaction's pass
                 if (compact) {
-                    const Pass2 s2 = row_pass2<Tr>(src, lo, t_lo, true, t_hi, true, b_lo, &n_compacted);
+                    const Pass2 s2 = src_pass2<Tr>(src, 0, lo, t_lo, true, t_hi, true, b_lo, &n_compacted);
                     hi = qrita_snap_hi<u64>(hi, lo, (u64)s2.zmx);
                 }
             } else {
@@ -846,7 +999,7 @@ __device__ __noinline__ SearchResult pivot_search(const Src& src, SearchState& s
         } else {
             Pass2 s2;
             if constexpr (Src::ROW) {
-                s2 = row_pass2<Tr>(src, lo, t_lo, has_hi, t_hi, compact, b_lo, &n_compacted);
+                s2 = src_pass2<Tr>(src, a, lo, t_lo, has_hi, t_hi, compact, b_lo, &n_compacted);
             } else {
                 s2 = cand_pass2(src, lo, t_lo, has_hi, t_hi);
             }
@@ -1014,8 +1167,23 @@ __device__ __noinline__ RowParams regather(const typename Tr::bits_t* xrow, i64 
     return r2;
 }
 
-// The selection of one row from its setup and pass totals (candidates in sm.cand_*).
-template <class Tr>
+// The search over the whole row: by this block, or (CL) by its cluster, a slice a block.
+template <class Tr, bool MASS, bool CL>
+__device__ __forceinline__ SearchResult row_search(const RowSource<Tr>& row, u64 lo, u64 hi, u64 target,
+                                                   const Weights<Tr>& wt) {
+#if QRITA_CLUSTER > 1
+    if constexpr (CL) {
+        const int nchunks = (row.V + QRITA_CHUNK - 1) / QRITA_CHUNK, me = (int)cluster_rank();
+        const SliceSource<Tr> s{row, nchunks * me / QRITA_CLUSTER, nchunks * (me + 1) / QRITA_CLUSTER};
+        return search<Tr, MASS>(s, lo, hi, target, wt);
+    }
+#endif
+    return search<Tr, MASS>(row, lo, hi, target, wt);
+}
+
+// The selection of one row from its setup and pass totals (candidates in sm.cand_*).  CL: the
+// blocks of a cluster call it together, on the same row and totals (row_search).
+template <class Tr, bool CL = false>
 __device__ __noinline__ RowOut search_row(const typename Tr::bits_t* xrow, i64 stride_v, int V, int vec, int fast,
                                           const RowParams& rp, const Partial& t, const ZPart* zrow, int nchunks,
                                           int ties_all, double scale, int want_tie) {
@@ -1061,7 +1229,7 @@ __device__ __noinline__ RowOut search_row(const typename Tr::bits_t* xrow, i64 s
             k_hit = cand_fit && (i64)t.n_cand >= rp.k;
             const i64 K = k_hit ? rp.k : (rp.k < (i64)t.n_keep ? rp.k : (i64)t.n_keep);
             SearchResult r = k_hit ? search<Tr, false>(cand, lo_cut, (u64)hi0, (u64)K, wt)
-                                   : search<Tr, false>(row, lo_row, (u64)hi0, (u64)K, wt);
+                                   : row_search<Tr, false, CL>(row, lo_row, (u64)hi0, (u64)K, wt);
             out.ok &= r.ok;
             if (r.clobbered) cand_fit = false;
             zk = r.z;
@@ -1097,7 +1265,7 @@ __device__ __noinline__ RowOut search_row(const typename Tr::bits_t* xrow, i64 s
                 count = above_k + nt;
             } else {
                 SearchResult r = k_hit ? search<Tr, true>(cand, (u64)zk, (u64)hi0, target, wt)
-                                       : search<Tr, true>(row, (u64)zk, (u64)hi0, target, wt);
+                                       : row_search<Tr, true, CL>(row, (u64)zk, (u64)hi0, target, wt);
                 out.ok &= r.ok;
                 if (r.clobbered) cand_fit = false;
                 z = r.z;
@@ -1122,7 +1290,7 @@ __device__ __noinline__ RowOut search_row(const typename Tr::bits_t* xrow, i64 s
             bool p_hit = false;
             if (cand_fit && t.n_cand > 0) p_hit = mass_above<Tr>(cand, rp.cut_key, wt) >= target;
             SearchResult r = p_hit ? search<Tr, true>(cand, lo_cut, (u64)hi0, target, wt)
-                                   : search<Tr, true>(row, lo_row, (u64)hi0, target, wt);
+                                   : row_search<Tr, true, CL>(row, lo_row, (u64)hi0, target, wt);
             out.ok &= r.ok;
             if (r.clobbered) cand_fit = false;
             z = r.z;
@@ -1273,18 +1441,23 @@ __device__ void partial_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int
     if (threadIdx.x == 0) parts[region] = t;
 }
 
-// Split path, phase 2: one block per row combines the S slices in order and searches.
-template <class Tr>
+// Split path, phase 2: one block per row combines the S slices in order and searches.  CL (the
+// cluster combine): the QRITA_CLUSTER blocks of a cluster do so together for one row, each
+// searching a slice of it when the row is searched (row_search); block 0 writes the row's
+// results, and with do_mask each block masks its slice of the row (no mask_kernel).
+template <class Tr, bool CL>
 __device__ void combine_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int V, int vec, RowArgs a, int S,
                              int ties_all,
                              double scale, const u32* cand_key, const int* cand_col, const Partial* parts,
                              const ZPart* zpart, typename Tr::bits_t* threshold, int* num_ties, int* count,
-                             unsigned char* hit, RowInfo* info, int want_tie) {
-    const int row = blockIdx.x;
+                             unsigned char* hit, RowInfo* info, int want_tie, int do_mask, typename Tr::bits_t* out,
+                             i64 sob, i64 sov, u32 mask_bits, int inplace) {
+    const int row = CL ? (int)(blockIdx.x / QRITA_CLUSTER) : (int)blockIdx.x;
     const int nchunks = (V + QRITA_CHUNK - 1) / QRITA_CHUNK;
     const typename Tr::bits_t* xrow = x + (i64)row * sxb;
     RowParams rp = row_setup<Tr>(xrow, sxv, V, row, a);
     const int fast = (vec & QRITA_FAST) ? 1 : 0;
+    const int vec_out = (vec & QRITA_VEC_IN) && (vec & QRITA_VEC_OUT) && fast;
     vec &= QRITA_VEC_IN;
     Partial t = parts[(i64)row * S];
     for (int s = 1; s < S; ++s) partial_combine(t, parts[(i64)row * S + s]);
@@ -1302,12 +1475,21 @@ __device__ void combine_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int
     }
     __syncthreads();
     rp = regather<Tr>(xrow, sxv, V, vec, rp, t);
-    const RowOut o = search_row<Tr>(xrow, sxv, V, vec, fast, rp, t, zpart + (i64)row * nchunks, nchunks, ties_all,
-                                    scale, want_tie);
-    write_row<Tr>(o, row, threshold, num_ties, count, hit);
-    if (threadIdx.x == 0) {
-        info[row].thr_key = o.thr_key;
-        info[row].tie_last = o.tie_last;
+    const RowOut o = search_row<Tr, CL>(xrow, sxv, V, vec, fast, rp, t, zpart + (i64)row * nchunks, nchunks,
+                                        ties_all, scale, want_tie);
+    const u32 me = CL ? cluster_rank() : 0u;
+    if (me == 0u) {
+        write_row<Tr>(o, row, threshold, num_ties, count, hit);
+        if (threadIdx.x == 0) {
+            info[row].thr_key = o.thr_key;
+            info[row].tie_last = o.tie_last;
+        }
+    }
+    if (CL && do_mask) {
+        cluster_barrier();  // every block has done reading the row: in place, it is rewritten now
+        const int c0 = nchunks * (int)me / QRITA_CLUSTER, c1 = nchunks * ((int)me + 1) / QRITA_CLUSTER;
+        mask_cols<Tr>(xrow, sxv, out + (i64)row * sob, sov, c0 * QRITA_CHUNK, c1 * QRITA_CHUNK < V ? c1 * QRITA_CHUNK : V,
+                      o.thr_key, o.tie_last, (typename Tr::bits_t)mask_bits, inplace, vec_out);
     }
 }
 
@@ -1348,14 +1530,33 @@ __device__ void mask_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int V,
         TR::bits_t* threshold, int* num_ties, int* count, unsigned char* hit, RowInfo* info,              \
         int want_tie) {                                                                                   \
         RowArgs a = row_args(k_scalar, k_rows, p_scalar, p_rows, p_kind, truncation);                     \
-        combine_rows<TR>(x, sxb, sxv, V, vec, a, S, ties_all, scale, cand_key, cand_col, parts, zpart,    \
-                         threshold, num_ties, count, hit, info, want_tie);                                \
+        combine_rows<TR, false>(x, sxb, sxv, V, vec, a, S, ties_all, scale, cand_key, cand_col, parts,    \
+                                zpart, threshold, num_ties, count, hit, info, want_tie, 0, nullptr, 0, 0, \
+                                0u, 0);                                                                   \
     }                                                                                                     \
     extern "C" __global__ void QRITA_BOUNDS mask_kernel_##NAME(                                           \
         const TR::bits_t* x, i64 sxb, i64 sxv, int V, int vec, const RowInfo* info, TR::bits_t* out,      \
         i64 sob, i64 sov, u32 mask_bits, int inplace, int cols_per_block) {                               \
         mask_rows<TR>(x, sxb, sxv, V, vec, info, out, sob, sov, mask_bits, inplace, cols_per_block);      \
     }
+
+// The cluster combine (sm_90+): launched with QRITA_CLUSTER blocks a row.
+#if QRITA_CLUSTER > 1
+#define QRITA_CLUSTER_KERNELS(NAME, TR)                                                                   \
+    extern "C" __global__ void QRITA_BOUNDS __cluster_dims__(QRITA_CLUSTER, 1, 1) ccombine_kernel_##NAME( \
+        const TR::bits_t* x, i64 sxb, i64 sxv, int V, int vec, i64 k_scalar, const i64* k_rows,           \
+        double p_scalar, const void* p_rows, int p_kind, int truncation, int S, int ties_all, double scale,\
+        const u32* cand_key, const int* cand_col, const Partial* parts, const ZPart* zpart,               \
+        TR::bits_t* threshold, int* num_ties, int* count, unsigned char* hit, RowInfo* info,              \
+        int do_mask, TR::bits_t* out, i64 sob, i64 sov, u32 mask_bits, int inplace) {                     \
+        RowArgs a = row_args(k_scalar, k_rows, p_scalar, p_rows, p_kind, truncation);                     \
+        combine_rows<TR, true>(x, sxb, sxv, V, vec, a, S, ties_all, scale, cand_key, cand_col, parts,     \
+                               zpart, threshold, num_ties, count, hit, info, do_mask, do_mask, out, sob,  \
+                               sov, mask_bits, inplace);                                                  \
+    }
+#else
+#define QRITA_CLUSTER_KERNELS(NAME, TR)
+#endif
 
 // The host builds one dtype per module (-DQRITA_DTYPES_SELECTED -DQRITA_WITH_<DTYPE>).
 #ifndef QRITA_DTYPES_SELECTED
@@ -1365,10 +1566,13 @@ __device__ void mask_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int V,
 #endif
 #ifdef QRITA_WITH_FLOAT32
 QRITA_KERNELS(float32, qrita_float32)
+QRITA_CLUSTER_KERNELS(float32, qrita_float32)
 #endif
 #ifdef QRITA_WITH_FLOAT16
 QRITA_KERNELS(float16, qrita_float16)
+QRITA_CLUSTER_KERNELS(float16, qrita_float16)
 #endif
 #ifdef QRITA_WITH_BFLOAT16
 QRITA_KERNELS(bfloat16, qrita_bfloat16)
+QRITA_CLUSTER_KERNELS(bfloat16, qrita_bfloat16)
 #endif
