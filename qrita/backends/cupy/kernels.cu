@@ -89,12 +89,15 @@ typedef unsigned short u16;
 
 // ---- thread-block clusters (Hopper and newer, CUDA only) --------------------------------------
 // QRITA_CLUSTER > 1 (the host defines it for sm_90+ devices, never under HIP) adds the split
-// path's cluster combine (ccombine_kernel): the QRITA_CLUSTER blocks of a cluster search one row
-// together.  Each block histograms its slice of the row; the bins are summed over distributed
-// shared memory (integers: the same totals in any order), and every block then runs the same
-// state machine on the same totals, so their control flow stays identical and every cluster
-// barrier is reached by all of them.  Without it (HIP, sm_80) the path is not compiled and the
-// host takes the plain combine.  CUDA's cluster intrinsics (sm_90_rt.h), no inline PTX.
+// path's cluster combine (ccombine_kernel), QRITA_CLUSTER blocks a row.  Block 0 of a cluster
+// (the leader) combines and searches the row as the plain combine does; when it searches the
+// whole row (a truncation miss), it posts the search to the others (the followers), and each
+// block histograms its slice of the row.  The bins are summed over distributed shared memory
+// (integers: the same totals in any order), and every block runs the same state machine on the
+// same totals, so their control flow stays identical and every cluster barrier is reached by
+// all of them.  Rows that hit cost the followers two barriers.  Without clusters (HIP, sm_80)
+// the path is not compiled and the host takes the plain combine.  CUDA's cluster intrinsics
+// (sm_90_rt.h), no inline PTX.
 #ifndef QRITA_CLUSTER
 #define QRITA_CLUSTER 1
 #endif
@@ -212,6 +215,9 @@ struct Smem {
 #if QRITA_CLUSTER > 1
     u32 bin_pre[QRITA_NBINS];  // a bin's count in the cluster's blocks before this one
     u32 pass2[3];              // this block's Pass2 (zmn, n, zmx), for the cluster's merge
+    u64 post[4];               // the leader's post: {op, lo, hi, target} or {DONE, thr_key, tie_last}
+    float post_m;              // and the search's weights (Weights::m, m_inf)
+    int post_m_inf;
 #endif
 };
 
@@ -829,8 +835,8 @@ __device__ __noinline__ void cluster_sum_bins(int P) {
 }
 
 // The second pass of a round by a cluster block over its slice, merged over the cluster; when
-// compact, bucket a (sm.bin_cnt[a] keys, the totals) ends in every block's sm.cand_* in index
-// order: each block puts its part at sm.bin_pre[a] and copies the others' parts from theirs.
+// compact, bucket a (sm.bin_cnt[a] keys, the totals) ends in the leader's sm.cand_* in index
+// order: each block puts its part at sm.bin_pre[a], and the leader copies the others' parts.
 template <class Tr>
 __device__ __noinline__ Pass2 src_pass2(const SliceSource<Tr>& s, int a, u64 lo, u32 t_lo, bool has_hi, u32 t_hi,
                                         bool compact, u32 b_lo, u32* n_compacted) {
@@ -856,9 +862,8 @@ __device__ __noinline__ Pass2 src_pass2(const SliceSource<Tr>& s, int a, u64 lo,
     for (u32 q = 0; q < QRITA_CLUSTER; ++q)
         if (*cluster_peer(&qrita_sm.pass2[0], q) == r.zmn) r.n += *cluster_peer(&qrita_sm.pass2[1], q);
     const u32 total = qrita_sm.bin_cnt[a];
-    if (compact) {
-        for (u32 q = 0; q < QRITA_CLUSTER; ++q) {
-            if (q == me) continue;
+    if (compact && me == 0u) {  // the leader goes on over the bucket; the followers stop here
+        for (u32 q = 1; q < QRITA_CLUSTER; ++q) {
             const u32 from = *cluster_peer(&qrita_sm.bin_pre[a], q);
             const u32 to = q + 1 < QRITA_CLUSTER ? *cluster_peer(&qrita_sm.bin_pre[a], q + 1) : total;
             const volatile u32* keys = cluster_peer(&qrita_sm.cand_key[0], q);
@@ -1167,15 +1172,77 @@ __device__ __noinline__ RowParams regather(const typename Tr::bits_t* xrow, i64 
     return r2;
 }
 
-// The search over the whole row: by this block, or (CL) by its cluster, a slice a block.
+#if QRITA_CLUSTER > 1
+#define QRITA_POST_DONE 0ull
+#define QRITA_POST_COUNT 1ull
+#define QRITA_POST_MASS 2ull
+
+// Block `rank`'s slice of the row: chunks split evenly over the cluster, in rank order.
+template <class Tr>
+__device__ __forceinline__ SliceSource<Tr> slice_of(const RowSource<Tr>& row, u32 rank) {
+    const int nchunks = (row.V + QRITA_CHUNK - 1) / QRITA_CHUNK;
+    return SliceSource<Tr>{row, (int)(nchunks * rank / QRITA_CLUSTER), (int)(nchunks * (rank + 1) / QRITA_CLUSTER)};
+}
+
+// A follower: run each search the leader posts over this block's slice, until the leader posts
+// DONE; returns the row's (thr_key, tie_last) from that post.  The pivot search stops where
+// the leader's goes on alone (a bucket gathered into its shared memory: ok == 2) or ends.
+template <class Tr>
+__device__ __noinline__ void follow(const RowSource<Tr>& row, double scale, u32* thr_key, int* tie_last) {
+    const SliceSource<Tr> s = slice_of<Tr>(row, cluster_rank());
+    for (;;) {
+        cluster_barrier();  // the leader's post is out
+        const volatile u64* post = cluster_peer(&qrita_sm.post[0], 0u);
+        const u64 op = post[0], lo = post[1], hi = post[2], target = post[3];
+        if (op == QRITA_POST_DONE) {
+            *thr_key = (u32)lo;
+            *tie_last = (int)(i64)hi;
+            cluster_barrier();  // the leader may leave once every follower has read it
+            return;
+        }
+        Weights<Tr> wt;
+        wt.m = *cluster_peer(&qrita_sm.post_m, 0u);
+        wt.m_inf = *cluster_peer(&qrita_sm.post_m_inf, 0u);
+        wt.scale = scale;
+        // the leader posts again only after this search's cluster barriers: the post is read
+        SearchState st{lo, hi, 0ull, target, 0u, (u32)s.size(), 0};
+        if (op == QRITA_POST_MASS) {
+            pivot_search<Tr, true>(s, st, wt);
+        } else {
+            pivot_search<Tr, false>(s, st, wt);
+        }
+    }
+}
+
+// The leader, its row done: DONE with what masking needs, read by every follower.
+__device__ __forceinline__ void lead_done(u32 thr_key, int tie_last) {
+    if (threadIdx.x == 0) {
+        qrita_sm.post[0] = QRITA_POST_DONE;
+        qrita_sm.post[1] = thr_key;
+        qrita_sm.post[2] = (u64)(i64)tie_last;
+    }
+    cluster_barrier();  // the post is out
+    cluster_barrier();  // and read
+}
+#endif
+
+// The search over the whole row: by this block, or (CL, the leader) by its cluster, a slice a
+// block.
 template <class Tr, bool MASS, bool CL>
 __device__ __forceinline__ SearchResult row_search(const RowSource<Tr>& row, u64 lo, u64 hi, u64 target,
                                                    const Weights<Tr>& wt) {
 #if QRITA_CLUSTER > 1
-    if constexpr (CL) {
-        const int nchunks = (row.V + QRITA_CHUNK - 1) / QRITA_CHUNK, me = (int)cluster_rank();
-        const SliceSource<Tr> s{row, nchunks * me / QRITA_CLUSTER, nchunks * (me + 1) / QRITA_CLUSTER};
-        return search<Tr, MASS>(s, lo, hi, target, wt);
+    if constexpr (CL) {  // the leader: post the search, then search its slice beside the followers
+        if (threadIdx.x == 0) {
+            qrita_sm.post[0] = MASS ? QRITA_POST_MASS : QRITA_POST_COUNT;
+            qrita_sm.post[1] = lo;
+            qrita_sm.post[2] = hi;
+            qrita_sm.post[3] = target;
+            qrita_sm.post_m = wt.m;
+            qrita_sm.post_m_inf = wt.m_inf;
+        }
+        cluster_barrier();  // the post is out
+        return search<Tr, MASS>(slice_of<Tr>(row, 0u), lo, hi, target, wt);
     }
 #endif
     return search<Tr, MASS>(row, lo, hi, target, wt);
@@ -1442,9 +1509,8 @@ __device__ void partial_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int
 }
 
 // Split path, phase 2: one block per row combines the S slices in order and searches.  CL (the
-// cluster combine): the QRITA_CLUSTER blocks of a cluster do so together for one row, each
-// searching a slice of it when the row is searched (row_search); block 0 writes the row's
-// results, and with do_mask each block masks its slice of the row (no mask_kernel).
+// cluster combine): block 0 of the cluster does so, the others follow its searches of the whole
+// row (row_search, follow), and with do_mask every block masks its slice (no mask_kernel).
 template <class Tr, bool CL>
 __device__ void combine_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int V, int vec, RowArgs a, int S,
                              int ties_all,
@@ -1455,10 +1521,26 @@ __device__ void combine_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int
     const int row = CL ? (int)(blockIdx.x / QRITA_CLUSTER) : (int)blockIdx.x;
     const int nchunks = (V + QRITA_CHUNK - 1) / QRITA_CHUNK;
     const typename Tr::bits_t* xrow = x + (i64)row * sxb;
-    RowParams rp = row_setup<Tr>(xrow, sxv, V, row, a);
     const int fast = (vec & QRITA_FAST) ? 1 : 0;
     const int vec_out = (vec & QRITA_VEC_IN) && (vec & QRITA_VEC_OUT) && fast;
     vec &= QRITA_VEC_IN;
+    const u32 me = CL ? cluster_rank() : 0u;
+    const int m0 = nchunks * (int)me / QRITA_CLUSTER, m1 = nchunks * ((int)me + 1) / QRITA_CLUSTER;
+    const int mask_c1 = m1 * QRITA_CHUNK < V ? m1 * QRITA_CHUNK : V;  // this block's columns: [m0 CHUNK, mask_c1)
+#if QRITA_CLUSTER > 1
+    if constexpr (CL) {
+        if (me != 0u) {  // a follower
+            u32 thr_key;
+            int tie_last;
+            follow<Tr>(RowSource<Tr>{xrow, sxv, V, vec, fast}, scale, &thr_key, &tie_last);
+            if (do_mask)
+                mask_cols<Tr>(xrow, sxv, out + (i64)row * sob, sov, m0 * QRITA_CHUNK, mask_c1, thr_key, tie_last,
+                              (typename Tr::bits_t)mask_bits, inplace, vec_out);
+            return;
+        }
+    }
+#endif
+    RowParams rp = row_setup<Tr>(xrow, sxv, V, row, a);
     Partial t = parts[(i64)row * S];
     for (int s = 1; s < S; ++s) partial_combine(t, parts[(i64)row * S + s]);
     if (rp.cut_ok && t.n_cand <= (u32)QRITA_CAP) {  // slices in order: the candidates in index order
@@ -1477,20 +1559,19 @@ __device__ void combine_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int
     rp = regather<Tr>(xrow, sxv, V, vec, rp, t);
     const RowOut o = search_row<Tr, CL>(xrow, sxv, V, vec, fast, rp, t, zpart + (i64)row * nchunks, nchunks,
                                         ties_all, scale, want_tie);
-    const u32 me = CL ? cluster_rank() : 0u;
-    if (me == 0u) {
-        write_row<Tr>(o, row, threshold, num_ties, count, hit);
-        if (threadIdx.x == 0) {
-            info[row].thr_key = o.thr_key;
-            info[row].tie_last = o.tie_last;
-        }
+    write_row<Tr>(o, row, threshold, num_ties, count, hit);
+    if (threadIdx.x == 0) {
+        info[row].thr_key = o.thr_key;
+        info[row].tie_last = o.tie_last;
     }
-    if (CL && do_mask) {
-        cluster_barrier();  // every block has done reading the row: in place, it is rewritten now
-        const int c0 = nchunks * (int)me / QRITA_CLUSTER, c1 = nchunks * ((int)me + 1) / QRITA_CLUSTER;
-        mask_cols<Tr>(xrow, sxv, out + (i64)row * sob, sov, c0 * QRITA_CHUNK, c1 * QRITA_CHUNK < V ? c1 * QRITA_CHUNK : V,
-                      o.thr_key, o.tie_last, (typename Tr::bits_t)mask_bits, inplace, vec_out);
+#if QRITA_CLUSTER > 1
+    if constexpr (CL) {
+        lead_done(o.thr_key, o.tie_last);  // the row's reads are over: in place, it is rewritten now
+        if (do_mask)
+            mask_cols<Tr>(xrow, sxv, out + (i64)row * sob, sov, m0 * QRITA_CHUNK, mask_c1, o.thr_key, o.tie_last,
+                          (typename Tr::bits_t)mask_bits, inplace, vec_out);
     }
+#endif
 }
 
 // Masking from RowInfo: block (row, j) handles a slice of cols_per_block columns.

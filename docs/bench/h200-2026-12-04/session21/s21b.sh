@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# session 21, call B: the CuPy cluster combine (sm_90: a row searched by 8 blocks, masking fused).
+# session 21, calls B and C: the CuPy cluster combine (sm_90: a missed row searched by 8 blocks, masking fused).
 # ab21.py (cluster on/off, bits and time), the CuPy GPU suite and the conformance GPU shapes with the
 # CuPy backend, then the harness at B=1 and B=16 (fp32, bf16), CuPy beside Triton.
-#   bash docs/bench/h200-2026-12-04/session21/s21b.sh <SHA>
+#   bash docs/bench/h200-2026-12-04/session21/s21b.sh <SHA>   (call C: the leader/follower cluster combine)
 export PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1 PYTHONPATH=.
 SHA=$1
 T0=$SECONDS
