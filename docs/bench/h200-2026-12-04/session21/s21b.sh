@@ -25,10 +25,20 @@ for f in cupy conf; do
   grep -E "FAILED|ERROR|Error" /tmp/suite_$f.log | head -30 | cut -c1-300; tail -3 /tmp/suite_$f.log | cut -c1-300
 done > $OUT/suite.log
 mkdir -p $OUT/backends16
-left=$((560 - (SECONDS - T0)))
+left=$((400 - (SECONDS - T0)))
 QRITA_GIT_COMMIT=$SHA timeout -s ABRT $left python3 -m qrita.bench --full --out $OUT/backends16 --budget-s $((left-15)) \
   --providers qrita-triton-select,qrita-cupy-select,qrita-triton,qrita-cupy \
   --scenarios topk50,k100p0.9,topp0.9 --dists llm,gaussian,zipf --dtypes fp32,bf16 --batches 16,1 --vocabs 131072 \
   --no-plots > /tmp/backends16.log 2>&1
 echo "backends16 rc=$? t=$((SECONDS-T0))" >> $P
 tail -4 /tmp/backends16.log >> $P
+left=$((570 - (SECONDS - T0)))
+if [ $left -gt 60 ]; then
+  mkdir -p $OUT/backends
+  QRITA_GIT_COMMIT=$SHA timeout -s ABRT $left python3 -m qrita.bench --full --out $OUT/backends --budget-s $((left-15)) \
+    --providers qrita-triton-select,qrita-cupy-select,qrita-triton,qrita-cupy \
+    --scenarios topk50,k100p0.9,topp0.9 --dists llm,gaussian,zipf --dtypes fp32 --batches 1024 --vocabs 131072 \
+    --no-plots > /tmp/backends.log 2>&1
+  echo "backends rc=$? t=$((SECONDS-T0))" >> $P
+  tail -4 /tmp/backends.log >> $P
+fi
