@@ -422,6 +422,9 @@ def test_top_k_rows_that_miss_gather_again(dtype, B, V, k, p, gen):
     judge(x, k, p, rows=[0, 1, B - 1])
 
 
+needs_clusters = pytest.mark.skipif(not _launch.M.has_clusters(0), reason="no thread-block clusters (sm_90+ CUDA)")
+
+
 def _cluster_rows(gen, B, V, dtype):
     """Rows for the cluster combine: Gaussian (top-p misses), coarse ties, all equal, LLM-like,
     a row of -inf with one finite entry, and NaN / +inf sprinkled in."""
@@ -436,7 +439,7 @@ def _cluster_rows(gen, B, V, dtype):
     return x.to(tdt(dtype))
 
 
-@pytest.mark.skipif(not torch.cuda.is_available() or not _launch.M.has_clusters(0), reason="no thread-block clusters")
+@needs_clusters
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize(("B", "V"), [(2, 131072), (16, 151936), (5, 5003), (7, 262144), (1, 32000)])
 @pytest.mark.parametrize(
@@ -467,7 +470,7 @@ def test_cluster_combine_gives_the_same_bits(dtype, B, V, k, p, ties, gen):
     judge(strided, k, p, ties=ties, options={"truncation": False}, rows=[0, B - 1], mask=False)
 
 
-@pytest.mark.skipif(not torch.cuda.is_available() or not _launch.M.has_clusters(0), reason="no thread-block clusters")
+@needs_clusters
 def test_cluster_combine_of_cupy_arrays_with_per_row_arguments(gen):
     """cupy inputs, per-row k and p with disabled rows, through the cluster combine."""
     B, V = 12, 131072
