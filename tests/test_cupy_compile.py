@@ -281,3 +281,24 @@ def test_one_module_per_geometry_compiled_once(monkeypatch):
     finally:
         for cached in caches:
             cached.cache_clear()
+
+
+def test_which_requests_take_the_cluster_combine():
+    """By default the split path's cluster combine serves requests that may hold a top-p-only row
+    (those rows search their whole length when they miss); requests whose every row has a top-k
+    keep one block a row.  (The host rule only: the GPU tests check both give the same bits.)"""
+    from qrita.backends.base import Request
+    from qrita.backends.cupy import _launch
+
+    def req(k, p, V=1000):
+        return Request(logits=None, lib="torch", device="cuda:0", dtype="float32", B=4, V=V, k=k, p=p, ties=0)
+
+    per_row = object()  # stands for a k or p array
+    assert _launch._wants_clusters(req(None, 0.9))
+    assert _launch._wants_clusters(req(None, per_row))
+    assert _launch._wants_clusters(req(per_row, 0.9))
+    assert _launch._wants_clusters(req(0, 0.9)) and _launch._wants_clusters(req(1000, 0.9))
+    assert not _launch._wants_clusters(req(50, 0.9))
+    assert not _launch._wants_clusters(req(50, None))
+    assert not _launch._wants_clusters(req(per_row, None))
+    assert not _launch._wants_clusters(req(None, 1.0))

@@ -52,10 +52,12 @@ SECOND_CUT = True
 # mask_kernel).  The same bits either way.  H200 (docs/bench/h200-2026-12-04/session21/, select,
 # fp32, V=131072, B=16): top-p 0.9 rows that miss 370 -> 135 us (Gaussian), 363 -> 127 us (Zipf);
 # rows that hit pay 2-4 us (top-k 50, k100+p0.9) or 7 us (LLM-like top-p 0.9): the cluster
-# launch, not the work (block 0 alone works on them).  Every split-path request takes it: taking
-# it only for requests that may hold a top-p-only row (call D, 5ab916b) did not finish the GPU
-# suite (a timeout in test_crowded_bins_and_carried_words, cause not found; docs/STATUS.md), so
-# that rule waits for a GPU run.  options={"cluster": False}: one block a row.
+# launch, not the work (block 0 alone works on them).  So by default (_wants_clusters) only the
+# requests that may hold a top-p-only row take it (those rows search their whole length when they
+# miss); those whose rows all have a top-k keep one block a row (a top-k row that misses its cut
+# gathers again above a second one: regather in kernels.cu).  options={"cluster": True/False}
+# forces either.  (Session 22: session 21's call D timed out on the first plain-combine module
+# compile, about 20 s a dtype on a fresh machine, not in a kernel.)
 CLUSTERS = True
 # the split path's candidate regions stay under this much of the scratch
 SPLIT_CANDIDATE_LIMIT = 8 * 2**20
@@ -194,6 +196,14 @@ def _row_args(req: Request, lib: _Lib, keep: list):
     return k_scalar, k_ptr, p_scalar, p_ptr, p_kind
 
 
+def _wants_clusters(req: Request) -> bool:
+    """Whether a row of ``req`` may be top-p only (the rows that search their whole length when
+    they miss the truncation): p given, and k absent, per row, or disabled (k <= 0 or k >= V)."""
+    if req.p is None or (isinstance(req.p, float) and req.p >= 1.0):
+        return False
+    return req.k is None or not isinstance(req.k, int) or not 0 < req.k < req.V
+
+
 def _fixed_point_scale(V: int) -> float:
     """2^F with V * 2^F <= 2^62: top-p masses in 64-bit fixed point never overflow."""
     return float(2 ** (62 - (V - 1).bit_length()))
@@ -249,7 +259,9 @@ def _run(req: Request, mask_value: float | None, out: Any):
     lib = _Lib(lib_name, x, device)
     plan = _plan(req, device)
     # the kernels of the plan's path, resolved (compiled on first use) once per call
-    clustered = plan.splits > 1 and req.options.get("cluster", CLUSTERS) and M.has_clusters(device)
+    clustered = (
+        plan.splits > 1 and req.options.get("cluster", CLUSTERS and _wants_clusters(req)) and M.has_clusters(device)
+    )
     if plan.splits == 1:
         families: tuple[str, ...] = ("select",)
     elif clustered:
@@ -356,30 +368,25 @@ def _run(req: Request, mask_value: float | None, out: Any):
                     + (np.int32(S),)
                     + tuple(_u64(scratch.ptr[n]) for n in ("cand_key", "cand_col", "parts", "zpart")),
                 )
-                if clustered:  # searches and (do_mask) masks: no mask_kernel
-                    kernels[M.CLUSTER_FAMILY](
-                        (rows * M.CLUSTER,),
-                        (M.THREADS["combine"],),
-                        row
-                        + (np.int32(vec),)
-                        + args_k
-                        + (np.int32(S), ties_all, scale)
-                        + tuple(_u64(scratch.ptr[n]) for n in ("cand_key", "cand_col", "parts", "zpart"))
-                        + outs
-                        + (_u64(scratch.ptr["info"]), np.int32(do_mask), out_ptr)
-                        + (np.int64(ov.stride_b), np.int64(ov.stride_v), mbits, np.int32(inplace)),
-                    )
-                    continue
-                kernels["combine"](
-                    (rows,),
-                    (M.THREADS["combine"],),
+                combine_args = (
                     row
                     + (np.int32(vec),)
                     + args_k
                     + (np.int32(S), ties_all, scale)
                     + tuple(_u64(scratch.ptr[n]) for n in ("cand_key", "cand_col", "parts", "zpart"))
                     + outs
-                    + (_u64(scratch.ptr["info"]), np.int32(do_mask)),
+                )
+                if clustered:  # searches and (do_mask) masks: no mask_kernel
+                    kernels[M.CLUSTER_FAMILY](
+                        (rows * M.CLUSTER,),
+                        (M.THREADS["combine"],),
+                        combine_args
+                        + (np.int32(do_mask), out_ptr)
+                        + (np.int64(ov.stride_b), np.int64(ov.stride_v), mbits, np.int32(inplace)),
+                    )
+                    continue
+                kernels["combine"](
+                    (rows,), (M.THREADS["combine"],), combine_args + (_u64(scratch.ptr["info"]), np.int32(do_mask))
                 )
                 if do_mask:
                     cols = -(-max(_MASK_COLS_MIN, -(-V // 65535)) // M.CHUNK) * M.CHUNK  # whole chunks

@@ -120,9 +120,6 @@ template <class T>
 __device__ __forceinline__ const volatile T* cluster_peer(const T* p, u32 rank) {
     return static_cast<const volatile T*>(__cluster_map_shared_rank(const_cast<T*>(p), rank));
 }
-#else
-__device__ __forceinline__ u32 cluster_rank() { return 0u; }  // no clusters: every block alone
-__device__ __forceinline__ void cluster_barrier() { __syncthreads(); }
 #endif
 
 // ---- dtypes: raw bits in memory (16-bit stays 16-bit), keys from the preamble -------------
@@ -1224,6 +1221,7 @@ __device__ __forceinline__ void lead_done(u32 thr_key, int tie_last) {
     cluster_barrier();  // the post is out
     cluster_barrier();  // and read
 }
+
 #endif
 
 // The search over the whole row: by this block, or (CL, the leader) by its cluster, a slice a
@@ -1508,6 +1506,19 @@ __device__ void partial_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int
     if (threadIdx.x == 0) parts[region] = t;
 }
 
+#if QRITA_CLUSTER > 1
+// The cluster block's masking: the columns of its slice (slice_of).
+template <class Tr>
+__device__ __forceinline__ void mask_slice(const typename Tr::bits_t* xrow, i64 sxv, int V, int vec, int fast,
+                                           typename Tr::bits_t* orow, i64 sov, u32 thr_key, int tie_last,
+                                           u32 mask_bits, int inplace, int vec_out) {
+    const SliceSource<Tr> s = slice_of<Tr>(RowSource<Tr>{xrow, sxv, V, vec, fast}, cluster_rank());
+    const int c1 = s.c1 * QRITA_CHUNK < V ? s.c1 * QRITA_CHUNK : V;
+    mask_cols<Tr>(xrow, sxv, orow, sov, s.c0 * QRITA_CHUNK, c1, thr_key, tie_last, (typename Tr::bits_t)mask_bits,
+                  inplace, vec_out);
+}
+#endif
+
 // Split path, phase 2: one block per row combines the S slices in order and searches.  CL (the
 // cluster combine): block 0 of the cluster does so, the others follow its searches of the whole
 // row (row_search, follow), and with do_mask every block masks its slice (no mask_kernel).
@@ -1524,18 +1535,14 @@ __device__ void combine_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int
     const int fast = (vec & QRITA_FAST) ? 1 : 0;
     const int vec_out = (vec & QRITA_VEC_IN) && (vec & QRITA_VEC_OUT) && fast;
     vec &= QRITA_VEC_IN;
-    const u32 me = CL ? cluster_rank() : 0u;
-    const int m0 = nchunks * (int)me / QRITA_CLUSTER, m1 = nchunks * ((int)me + 1) / QRITA_CLUSTER;
-    const int mask_c1 = m1 * QRITA_CHUNK < V ? m1 * QRITA_CHUNK : V;  // this block's columns: [m0 CHUNK, mask_c1)
 #if QRITA_CLUSTER > 1
     if constexpr (CL) {
-        if (me != 0u) {  // a follower
+        if (cluster_rank() != 0u) {  // a follower
             u32 thr_key;
             int tie_last;
             follow<Tr>(RowSource<Tr>{xrow, sxv, V, vec, fast}, scale, &thr_key, &tie_last);
-            if (do_mask)
-                mask_cols<Tr>(xrow, sxv, out + (i64)row * sob, sov, m0 * QRITA_CHUNK, mask_c1, thr_key, tie_last,
-                              (typename Tr::bits_t)mask_bits, inplace, vec_out);
+            if (do_mask) mask_slice<Tr>(xrow, sxv, V, vec, fast, out + (i64)row * sob, sov, thr_key, tie_last,
+                                        mask_bits, inplace, vec_out);
             return;
         }
     }
@@ -1560,18 +1567,18 @@ __device__ void combine_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int
     const RowOut o = search_row<Tr, CL>(xrow, sxv, V, vec, fast, rp, t, zpart + (i64)row * nchunks, nchunks,
                                         ties_all, scale, want_tie);
     write_row<Tr>(o, row, threshold, num_ties, count, hit);
-    if (threadIdx.x == 0) {
-        info[row].thr_key = o.thr_key;
-        info[row].tie_last = o.tie_last;
-    }
 #if QRITA_CLUSTER > 1
     if constexpr (CL) {
         lead_done(o.thr_key, o.tie_last);  // the row's reads are over: in place, it is rewritten now
-        if (do_mask)
-            mask_cols<Tr>(xrow, sxv, out + (i64)row * sob, sov, m0 * QRITA_CHUNK, mask_c1, o.thr_key, o.tie_last,
-                          (typename Tr::bits_t)mask_bits, inplace, vec_out);
+        if (do_mask) mask_slice<Tr>(xrow, sxv, V, vec, fast, out + (i64)row * sob, sov, o.thr_key, o.tie_last,
+                                    mask_bits, inplace, vec_out);
+        return;
     }
 #endif
+    if (threadIdx.x == 0) {  // for mask_kernel
+        info[row].thr_key = o.thr_key;
+        info[row].tie_last = o.tie_last;
+    }
 }
 
 // Masking from RowInfo: block (row, j) handles a slice of cols_per_block columns.
@@ -1628,12 +1635,12 @@ __device__ void mask_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int V,
         const TR::bits_t* x, i64 sxb, i64 sxv, int V, int vec, i64 k_scalar, const i64* k_rows,           \
         double p_scalar, const void* p_rows, int p_kind, int truncation, int S, int ties_all, double scale,\
         const u32* cand_key, const int* cand_col, const Partial* parts, const ZPart* zpart,               \
-        TR::bits_t* threshold, int* num_ties, int* count, unsigned char* hit, RowInfo* info,              \
-        int do_mask, TR::bits_t* out, i64 sob, i64 sov, u32 mask_bits, int inplace) {                     \
+        TR::bits_t* threshold, int* num_ties, int* count, unsigned char* hit, int do_mask,                \
+        TR::bits_t* out, i64 sob, i64 sov, u32 mask_bits, int inplace) {                                  \
         RowArgs a = row_args(k_scalar, k_rows, p_scalar, p_rows, p_kind, truncation);                     \
         combine_rows<TR, true>(x, sxb, sxv, V, vec, a, S, ties_all, scale, cand_key, cand_col, parts,     \
-                               zpart, threshold, num_ties, count, hit, info, do_mask, do_mask, out, sob,  \
-                               sov, mask_bits, inplace);                                                  \
+                               zpart, threshold, num_ties, count, hit, nullptr, do_mask, do_mask, out,    \
+                               sob, sov, mask_bits, inplace);                                             \
     }
 #else
 #define QRITA_CLUSTER_KERNELS(NAME, TR)
