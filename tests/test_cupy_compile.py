@@ -180,6 +180,32 @@ def test_host_geometry_matches_the_kernel_source():
     assert f"sizeof(Partial) == {M.PARTIAL_BYTES}" in text
     assert f"sizeof(ZPart) == {M.ZPART_BYTES}" in text
     assert f"sizeof(RowInfo) == {M.ROWINFO_BYTES}" in text
+    # the combine keeps a slice a thread and the slices' starts in its bins
+    assert "#define QRITA_NBINS (QRITA_WIDE_PIVOTS + 1)" in text
+    assert int(define("QRITA_WIDE_PIVOTS")) + 1 == M.MAX_SPLITS <= M.THREADS["combine"]
+
+
+def test_split_plans_stay_within_max_splits(monkeypatch):
+    from qrita.backends.base import Request
+    from qrita.backends.cupy import _launch
+
+    monkeypatch.setattr(M, "multiprocessor_count", lambda device: 132)  # an H200's
+
+    for B, V, forced in ((1, 2**31 - 1, None), (1, 2**24, 10**6), (16, 262144, None), (1, 131072, None)):
+        req = Request(
+            logits=None,
+            lib="torch",
+            device="cuda:0",
+            dtype="float32",
+            B=B,
+            V=V,
+            k=50,
+            p=None,
+            ties=0,
+            options={} if forced is None else {"split": forced},
+        )
+        plan = _launch._plan(req, 0)
+        assert 1 < plan.splits <= M.MAX_SPLITS, (B, V, forced, plan)
 
 
 def test_portability_rules_of_the_source():

@@ -221,10 +221,10 @@ def _plan(req: Request, device: int) -> _Plan:
     nchunks = -(-V // M.CHUNK)
     forced = req.options.get("split")
     if forced is not None:
-        splits = max(1, min(int(forced), nchunks))
+        splits = max(1, min(int(forced), nchunks, M.MAX_SPLITS))
     elif B <= SPLIT_MAX_B:
         wanted = -(-2 * M.multiprocessor_count(device) // max(B, 1))
-        splits = max(1, min(wanted, nchunks, SPLIT_CANDIDATE_LIMIT // (max(B, 1) * M.CAPACITY * 8)))
+        splits = max(1, min(wanted, nchunks, M.MAX_SPLITS, SPLIT_CANDIDATE_LIMIT // (max(B, 1) * M.CAPACITY * 8)))
     else:
         splits = 1
     per_row = nchunks * M.ZPART_BYTES + M.ROWINFO_BYTES

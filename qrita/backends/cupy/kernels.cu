@@ -1547,19 +1547,29 @@ __device__ void combine_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int
         }
     }
 #endif
+    // Slice s's partial is thread s's (S <= QRITA_NBINS <= QRITA_THREADS: the host's MAX_SPLITS),
+    // loaded beside row_setup's sample reads; integer partials, so the block's reduction is the
+    // in-order combine.  (A loop over the slices in turn paid a memory latency a slice.)
+    const Partial mine = (int)threadIdx.x < S ? parts[(i64)row * S + threadIdx.x] : Partial{0u, 0u, 0u};
     RowParams rp = row_setup<Tr>(xrow, sxv, V, row, a);
-    Partial t = parts[(i64)row * S];
-    for (int s = 1; s < S; ++s) partial_combine(t, parts[(i64)row * S + s]);
+    Partial t;
+    t.max_key = block_allreduce(mine.max_key, OpMax(), 0u);
+    t.n_keep = block_allreduce(mine.n_keep, OpSum(), 0u);
+    const u32 start = block_exclusive_scan(mine.n_cand, &t.n_cand);
     if (rp.cut_ok && t.n_cand <= (u32)QRITA_CAP) {  // slices in order: the candidates in index order
-        u32 base = 0;
-        for (int s = 0; s < S; ++s) {
-            const i64 region = (i64)row * S + s;
-            const u32 n = parts[region].n_cand;
-            for (u32 i = threadIdx.x; i < n; i += QRITA_THREADS) {
-                qrita_sm.cand_key[base + i] = cand_key[region * QRITA_CAP + i];
-                qrita_sm.cand_col[base + i] = cand_col[region * QRITA_CAP + i];
+        // slice s's candidates go to [start_s, start_s + n_s); bin_cnt holds the starts here (the
+        // search clears the bins before its first round)
+        if ((int)threadIdx.x < S) qrita_sm.bin_cnt[threadIdx.x] = start;
+        __syncthreads();
+        for (u32 j = threadIdx.x; j < t.n_cand; j += QRITA_THREADS) {
+            int lo = 0, hi = S - 1;  // the last slice starting at or before j: not an empty one
+            while (lo < hi) {
+                const int mid = (lo + hi + 1) >> 1;
+                if (qrita_sm.bin_cnt[mid] <= j) lo = mid; else hi = mid - 1;
             }
-            base += n;
+            const i64 at = ((i64)row * S + lo) * QRITA_CAP + (j - qrita_sm.bin_cnt[lo]);
+            qrita_sm.cand_key[j] = cand_key[at];
+            qrita_sm.cand_col[j] = cand_col[at];
         }
     }
     __syncthreads();
