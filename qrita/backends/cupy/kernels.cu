@@ -1108,25 +1108,40 @@ __device__ __noinline__ int last_tie_col_cand(const CandSource& src, u32 z, u32 
     return col;
 }
 
-// The same over the row, a CHUNK at a time (ITEMS consecutive entries per thread).
+// The same over the row, QRITA_TIE_SPAN chunks at a time: each thread counts TIE_SPAN * ITEMS
+// consecutive entries (TIE_SPAN loads in flight), one scan a span; the thread holding the nt-th
+// reads its entries again to find it.  (A scan a chunk paid a memory latency and a block scan a
+// chunk: bf16 rows whose tie group straddles the threshold read most of the row that way.)
+#define QRITA_TIE_SPAN 8
 template <class Tr>
 __device__ __noinline__ int last_tie_col_row(const RowSource<Tr>& row, u32 z, u32 nt) {
-    const int nchunks = (row.V + QRITA_CHUNK - 1) / QRITA_CHUNK;
+    constexpr int PER_THREAD = QRITA_TIE_SPAN * QRITA_ITEMS;
     u32 seen = 0;
     if (threadIdx.x == 0) qrita_sm.bcast[8] = (u64)(i64)-1;
     __syncthreads();
-    for (int c = 0; c < nchunks && seen < nt; ++c) {
-        const int col0 = c * QRITA_CHUNK + threadIdx.x * QRITA_ITEMS;
-        typename Tr::bits_t b[QRITA_ITEMS];
-        load_items<Tr>(row.x, row.stride_v, row.V, row.vec, col0, b);
+    for (i64 span = 0; span < (i64)row.V && seen < nt; span += (i64)PER_THREAD * QRITA_THREADS) {
+        const i64 first = span + (i64)threadIdx.x * PER_THREAD;  // this thread's entries
         u32 mine = 0;
 #pragma unroll
-        for (int i = 0; i < QRITA_ITEMS; ++i) mine += Tr::key(b[i]) == z ? 1u : 0u;
+        for (int g = 0; g < QRITA_TIE_SPAN; ++g) {
+            const i64 col0 = first + g * QRITA_ITEMS;
+            if (col0 >= (i64)row.V) break;
+            typename Tr::bits_t b[QRITA_ITEMS];
+            load_items<Tr>(row.x, row.stride_v, row.V, row.vec, (int)col0, b);
+#pragma unroll
+            for (int i = 0; i < QRITA_ITEMS; ++i) mine += Tr::key(b[i]) == z ? 1u : 0u;
+        }
         u32 total;
         u32 at = seen + block_exclusive_scan(mine, &total);
         if (mine && at < nt && nt <= at + mine) {
-            for (int i = 0; i < QRITA_ITEMS; ++i) {
-                if (Tr::key(b[i]) == z && ++at == nt) qrita_sm.bcast[8] = (u64)(i64)(col0 + i);
+            for (int g = 0; g < QRITA_TIE_SPAN; ++g) {
+                const i64 col0 = first + g * QRITA_ITEMS;
+                if (col0 >= (i64)row.V) break;
+                typename Tr::bits_t b[QRITA_ITEMS];
+                load_items<Tr>(row.x, row.stride_v, row.V, row.vec, (int)col0, b);
+                for (int i = 0; i < QRITA_ITEMS; ++i) {
+                    if (Tr::key(b[i]) == z && ++at == nt) qrita_sm.bcast[8] = (u64)(col0 + i);
+                }
             }
         }
         seen += total;
