@@ -56,8 +56,10 @@ SECOND_CUT = True
 # requests that may hold a top-p-only row take it (those rows search their whole length when they
 # miss); those whose rows all have a top-k keep one block a row (a top-k row that misses its cut
 # gathers again above a second one: regather in kernels.cu).  options={"cluster": True/False}
-# forces either.  (Session 22: session 21's call D timed out on the first plain-combine module
-# compile, about 20 s a dtype on a fresh machine, not in a kernel.)
+# forces either.  (Session 22, docs/bench/h200-2026-12-04/session22/: session 21's call D timed out
+# on module compiles, about 20 s a dtype on a fresh machine, not in a kernel; with the combine a
+# slice a thread, masked rows that hit take one block a row and mask_kernel within 1 us of the
+# cluster combine.)
 CLUSTERS = True
 # the split path's candidate regions stay under this much of the scratch
 SPLIT_CANDIDATE_LIMIT = 8 * 2**20
