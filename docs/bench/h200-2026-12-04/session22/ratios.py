@@ -1,11 +1,12 @@
 """CuPy over Triton, per row of a harness results.json (the issue-5 matrix): select and masked.
 
-    python3 ratios.py RESULTS.json [...]
+python3 ratios.py RESULTS.json [...]
 """
 
 import json
 import sys
 
+PROVIDERS = ("qrita-triton-select", "qrita-cupy-select", "qrita-triton", "qrita-cupy")
 SC = {"topk50": "top-k 50", "k100p0.9": "k100+p0.9", "topp0.9": "top-p 0.9"}
 print("| scenario | dist | dtype | B | Triton select | CuPy select | × | Triton masked | CuPy masked | × |")
 print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
@@ -16,7 +17,7 @@ for path in sys.argv[1:]:
         for dist in ("zipf", "gaussian", "llm"):
             for dt in ("float32", "bfloat16"):
                 for B in sorted({r["B"] for r in rows}):
-                    c = [t.get((p, sc, dist, dt, B)) for p in ("qrita-triton-select", "qrita-cupy-select", "qrita-triton", "qrita-cupy")]
+                    c = [t.get((p, sc, dist, dt, B)) for p in PROVIDERS]
                     if None in c:
                         continue
                     cells = [SC[sc], dist, "fp32" if dt == "float32" else "bf16", str(B)]
