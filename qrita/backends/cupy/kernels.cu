@@ -539,12 +539,6 @@ __device__ Partial pass_finish(const PassState& ps, u32 n_cand) {
     return t;
 }
 
-__device__ __forceinline__ void partial_combine(Partial& t, const Partial& o) {
-    t.max_key = o.max_key > t.max_key ? o.max_key : t.max_key;
-    t.n_keep += o.n_keep;
-    t.n_cand += o.n_cand;
-}
-
 // ---- what the search runs over: the candidates in shared memory, or the whole row ----------
 struct CandSource {
     static constexpr bool ROW = false;
