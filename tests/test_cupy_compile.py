@@ -180,6 +180,7 @@ def test_host_geometry_matches_the_kernel_source():
     assert f"sizeof(Partial) == {M.PARTIAL_BYTES}" in text
     assert f"sizeof(ZPart) == {M.ZPART_BYTES}" in text
     assert f"sizeof(RowInfo) == {M.ROWINFO_BYTES}" in text
+    assert f"sizeof(RowCut) == {M.ROWCUT_BYTES}" in text
     # the combine keeps a slice a thread and the slices' starts in its bins
     assert "#define QRITA_NBINS (QRITA_WIDE_PIVOTS + 1)" in text
     assert int(define("QRITA_WIDE_PIVOTS")) + 1 == M.MAX_SPLITS <= M.THREADS["combine"]

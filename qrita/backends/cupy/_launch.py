@@ -231,7 +231,7 @@ def _plan(req: Request, device: int) -> _Plan:
         splits = 1
     per_row = nchunks * M.ZPART_BYTES + M.ROWINFO_BYTES
     if splits > 1:
-        per_row += splits * (M.CAPACITY * 8 + M.PARTIAL_BYTES)
+        per_row += splits * (M.CAPACITY * 8 + M.PARTIAL_BYTES) + M.ROWCUT_BYTES
     group = max(1, min(B, (SCRATCH_LIMIT - 8 * _ALIGN) // per_row))
     return _Plan(splits, group, nchunks)
 
@@ -296,6 +296,7 @@ def _run(req: Request, mask_value: float | None, out: Any):
     if S > 1:
         sizes.update(
             info=G * M.ROWINFO_BYTES,
+            cuts=G * M.ROWCUT_BYTES,
             parts=G * S * M.PARTIAL_BYTES,
             cand_key=G * S * M.CAPACITY * 4,
             cand_col=G * S * M.CAPACITY * 4,
@@ -368,14 +369,14 @@ def _run(req: Request, mask_value: float | None, out: Any):
                     + (np.int32(vec),)
                     + args_k
                     + (np.int32(S),)
-                    + tuple(_u64(scratch.ptr[n]) for n in ("cand_key", "cand_col", "parts", "zpart")),
+                    + tuple(_u64(scratch.ptr[n]) for n in ("cand_key", "cand_col", "parts", "zpart", "cuts")),
                 )
                 combine_args = (
                     row
                     + (np.int32(vec),)
                     + args_k
                     + (np.int32(S), ties_all, scale)
-                    + tuple(_u64(scratch.ptr[n]) for n in ("cand_key", "cand_col", "parts", "zpart"))
+                    + tuple(_u64(scratch.ptr[n]) for n in ("cand_key", "cand_col", "parts", "zpart", "cuts"))
                     + outs
                 )
                 if clustered:  # searches and (do_mask) masks: no mask_kernel
@@ -427,7 +428,13 @@ def scratch_bytes(req: Request, device: int = 0) -> int:
     G, S = plan.group, plan.splits
     total = -(-G * plan.nchunks * M.ZPART_BYTES // _ALIGN) * _ALIGN
     if S > 1:
-        for size in (G * M.ROWINFO_BYTES, G * S * M.PARTIAL_BYTES, G * S * M.CAPACITY * 4, G * S * M.CAPACITY * 4):
+        for size in (
+            G * M.ROWINFO_BYTES,
+            G * M.ROWCUT_BYTES,
+            G * S * M.PARTIAL_BYTES,
+            G * S * M.CAPACITY * 4,
+            G * S * M.CAPACITY * 4,
+        ):
             total += -(-size // _ALIGN) * _ALIGN
     return total
 

@@ -44,10 +44,11 @@ CAPACITY = spec.CANDIDATE_CAPACITY
 # The split path's most slices a row: the combine keeps a slice a thread and the slices' starts
 # in its bins (QRITA_NBINS in kernels.cu; THREADS["combine"] >= it).
 MAX_SPLITS = 256
-# byte sizes of the scratch records (struct ZPart, Partial, RowInfo in kernels.cu)
+# byte sizes of the scratch records (struct ZPart, Partial, RowInfo, RowCut in kernels.cu)
 ZPART_BYTES = 16
 PARTIAL_BYTES = 12
 ROWINFO_BYTES = 8
+ROWCUT_BYTES = 16
 
 
 @functools.cache

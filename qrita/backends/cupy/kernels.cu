@@ -239,10 +239,18 @@ struct RowInfo {  // what masking needs of a row
     int tie_last;
 };
 
+struct RowCut {   // a row's cuts, from the split path's partial kernel (slice 0) to its combine
+    u32 cut_key;
+    u32 cut2_key;
+    int cut_ok;
+    int cut2_ok;
+};
+
 // The host sizes the scratch with these (qrita/backends/cupy/_module.py).
 static_assert(sizeof(Partial) == 12, "Partial is 12 bytes on the host side");
 static_assert(sizeof(ZPart) == 16, "ZPart is 16 bytes on the host side");
 static_assert(sizeof(RowInfo) == 8, "RowInfo is 8 bytes on the host side");
+static_assert(sizeof(RowCut) == 16, "RowCut is 16 bytes on the host side");
 
 struct OpSum {
     template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
@@ -332,8 +340,8 @@ __device__ __forceinline__ RowArgs row_args(i64 k_scalar, const i64* k_rows, dou
     return RowArgs{k_scalar, k_rows, p_scalar, p_rows, p_kind, truncation & 1, (truncation >> 1) & 1};
 }
 
-template <class Tr>
-__device__ RowParams row_setup(const typename Tr::bits_t* xrow, i64 stride_v, int V, int row, const RowArgs& a) {
+// The row's request: k and p, no cut yet.
+__device__ __forceinline__ RowParams row_request(int V, int row, const RowArgs& a) {
     RowParams rp;
     i64 k = a.k_rows ? a.k_rows[row] : a.k_scalar;
     rp.k = k;
@@ -348,7 +356,14 @@ __device__ RowParams row_setup(const typename Tr::bits_t* xrow, i64 stride_v, in
     rp.cut_key = 0;
     rp.cut2_ok = 0;
     rp.cut2_key = 0;
-    if (!a.truncation || !(rp.k_active || rp.p_mode == 2)) return rp;
+    return rp;
+}
+
+// The row's cuts (rp.cut_*, rp.cut2_*) from the sample statistics of its first SAMPLE_SIZE entries.
+template <class Tr>
+__device__ void row_cut(const typename Tr::bits_t* xrow, i64 stride_v, int V, const RowArgs& a, RowParams& rp) {
+    const i64 k = rp.k;
+    const double p = rp.p;
 
     // mean and std of the finite entries among the first SAMPLE_SIZE (float64, two passes)
     // (SAMPLE_LANES threads read the sample whatever the block size, so that kernels of either
@@ -368,7 +383,7 @@ __device__ RowParams row_setup(const typename Tr::bits_t* xrow, i64 stride_v, in
     }
     u32 n_finite = block_allreduce(cnt, OpSum(), 0u);
     double total = block_allreduce(s, OpSum(), 0.0);
-    if (n_finite < 2) return rp;
+    if (n_finite < 2) return;
     double mu = total / (double)n_finite;
     double q = 0.0;
     for (int i = threadIdx.x; i < lanes; i += QRITA_SAMPLE_LANES) {
@@ -414,6 +429,13 @@ __device__ RowParams row_setup(const typename Tr::bits_t* xrow, i64 stride_v, in
             rp.cut2_key = Tr::key(cut2);
         }
     }
+}
+
+template <class Tr>
+__device__ RowParams row_setup(const typename Tr::bits_t* xrow, i64 stride_v, int V, int row, const RowArgs& a) {
+    RowParams rp = row_request(V, row, a);
+    if (!a.truncation || !(rp.k_active || rp.p_mode == 2)) return rp;
+    row_cut<Tr>(xrow, stride_v, V, a, rp);
     return rp;
 }
 
@@ -1497,11 +1519,12 @@ __device__ void select_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int 
 // Split path, phase 1: block (row, s) runs the pass over slice s of the row's chunks.
 template <class Tr>
 __device__ void partial_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int V, int vec, RowArgs a, int S,
-                             u32* cand_key, int* cand_col, Partial* parts, ZPart* zpart) {
+                             u32* cand_key, int* cand_col, Partial* parts, ZPart* zpart, RowCut* cuts) {
     const int row = blockIdx.x, s = blockIdx.y;
     const int nchunks = (V + QRITA_CHUNK - 1) / QRITA_CHUNK;
     const typename Tr::bits_t* xrow = x + (i64)row * sxb;
     const RowParams rp = row_setup<Tr>(xrow, sxv, V, row, a);
+    if (s == 0 && threadIdx.x == 0) cuts[row] = RowCut{rp.cut_key, rp.cut2_key, rp.cut_ok, rp.cut2_ok};
     const bool need_z = rp.p_mode == 2 && !rp.k_active;
     const i64 region = (i64)row * S + s;
     vec &= QRITA_VEC_IN;
@@ -1535,7 +1558,7 @@ template <class Tr, bool CL>
 __device__ void combine_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int V, int vec, RowArgs a, int S,
                              int ties_all,
                              double scale, const u32* cand_key, const int* cand_col, const Partial* parts,
-                             const ZPart* zpart, typename Tr::bits_t* threshold, int* num_ties, int* count,
+                             const ZPart* zpart, const RowCut* cuts, typename Tr::bits_t* threshold, int* num_ties, int* count,
                              unsigned char* hit, RowInfo* info, int want_tie, int do_mask, typename Tr::bits_t* out,
                              i64 sob, i64 sov, u32 mask_bits, int inplace) {
     const int row = CL ? (int)(blockIdx.x / QRITA_CLUSTER) : (int)blockIdx.x;
@@ -1556,11 +1579,17 @@ __device__ void combine_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int
         }
     }
 #endif
-    // Slice s's partial is thread s's (S <= QRITA_NBINS <= QRITA_THREADS: the host's MAX_SPLITS),
-    // loaded beside row_setup's sample reads; integer partials, so the block's reduction is the
-    // in-order combine.  (A loop over the slices in turn paid a memory latency a slice.)
+    // Slice s's partial is thread s's (S <= QRITA_NBINS <= QRITA_THREADS: the host's MAX_SPLITS);
+    // integer partials, so the block's reduction is the in-order combine.  (A loop over the
+    // slices in turn paid a memory latency a slice.)  The cuts are the partial kernel's (slice 0
+    // computed them from the same sample): no second read of the sample here.
     const Partial mine = (int)threadIdx.x < S ? parts[(i64)row * S + threadIdx.x] : Partial{0u, 0u, 0u};
-    RowParams rp = row_setup<Tr>(xrow, sxv, V, row, a);
+    const RowCut cut = cuts[row];
+    RowParams rp = row_request(V, row, a);
+    rp.cut_ok = cut.cut_ok;
+    rp.cut_key = cut.cut_key;
+    rp.cut2_ok = cut.cut2_ok;
+    rp.cut2_key = cut.cut2_key;
     Partial t;
     t.max_key = block_allreduce(mine.max_key, OpMax(), 0u);
     t.n_keep = block_allreduce(mine.n_keep, OpSum(), 0u);
@@ -1626,19 +1655,19 @@ __device__ void mask_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int V,
     extern "C" __global__ void QRITA_BOUNDS partial_kernel_##NAME(                                        \
         const TR::bits_t* x, i64 sxb, i64 sxv, int V, int vec, i64 k_scalar, const i64* k_rows,           \
         double p_scalar, const void* p_rows, int p_kind, int truncation, int S, u32* cand_key,            \
-        int* cand_col, Partial* parts, ZPart* zpart) {                                                    \
+        int* cand_col, Partial* parts, ZPart* zpart, RowCut* cuts) {                                      \
         RowArgs a = row_args(k_scalar, k_rows, p_scalar, p_rows, p_kind, truncation);                     \
-        partial_rows<TR>(x, sxb, sxv, V, vec, a, S, cand_key, cand_col, parts, zpart);                    \
+        partial_rows<TR>(x, sxb, sxv, V, vec, a, S, cand_key, cand_col, parts, zpart, cuts);              \
     }                                                                                                     \
     extern "C" __global__ void QRITA_BOUNDS combine_kernel_##NAME(                                        \
         const TR::bits_t* x, i64 sxb, i64 sxv, int V, int vec, i64 k_scalar, const i64* k_rows,           \
         double p_scalar, const void* p_rows, int p_kind, int truncation, int S, int ties_all, double scale,\
         const u32* cand_key, const int* cand_col, const Partial* parts, const ZPart* zpart,               \
-        TR::bits_t* threshold, int* num_ties, int* count, unsigned char* hit, RowInfo* info,              \
-        int want_tie) {                                                                                   \
+        const RowCut* cuts, TR::bits_t* threshold, int* num_ties, int* count, unsigned char* hit,         \
+        RowInfo* info, int want_tie) {                                                                    \
         RowArgs a = row_args(k_scalar, k_rows, p_scalar, p_rows, p_kind, truncation);                     \
         combine_rows<TR, false>(x, sxb, sxv, V, vec, a, S, ties_all, scale, cand_key, cand_col, parts,    \
-                                zpart, threshold, num_ties, count, hit, info, want_tie, 0, nullptr, 0, 0, \
+                                zpart, cuts, threshold, num_ties, count, hit, info, want_tie, 0, nullptr, 0, 0, \
                                 0u, 0);                                                                   \
     }                                                                                                     \
     extern "C" __global__ void QRITA_BOUNDS mask_kernel_##NAME(                                           \
@@ -1654,11 +1683,11 @@ __device__ void mask_rows(const typename Tr::bits_t* x, i64 sxb, i64 sxv, int V,
         const TR::bits_t* x, i64 sxb, i64 sxv, int V, int vec, i64 k_scalar, const i64* k_rows,           \
         double p_scalar, const void* p_rows, int p_kind, int truncation, int S, int ties_all, double scale,\
         const u32* cand_key, const int* cand_col, const Partial* parts, const ZPart* zpart,               \
-        TR::bits_t* threshold, int* num_ties, int* count, unsigned char* hit, int do_mask,                \
-        TR::bits_t* out, i64 sob, i64 sov, u32 mask_bits, int inplace) {                                  \
+        const RowCut* cuts, TR::bits_t* threshold, int* num_ties, int* count, unsigned char* hit,         \
+        int do_mask, TR::bits_t* out, i64 sob, i64 sov, u32 mask_bits, int inplace) {                     \
         RowArgs a = row_args(k_scalar, k_rows, p_scalar, p_rows, p_kind, truncation);                     \
         combine_rows<TR, true>(x, sxb, sxv, V, vec, a, S, ties_all, scale, cand_key, cand_col, parts,     \
-                               zpart, threshold, num_ties, count, hit, nullptr, do_mask, do_mask, out,    \
+                               zpart, cuts, threshold, num_ties, count, hit, nullptr, do_mask, do_mask, out,    \
                                sob, sov, mask_bits, inplace);                                             \
     }
 #else
