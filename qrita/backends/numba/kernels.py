@@ -21,8 +21,8 @@ so the search is on integers, and top-p masses are fixed-point integers
 Every per-pass statistic is therefore a sum, a max or a min of integers: the
 block combines them with atomics in any order and gets the same bits, and the
 split-row path (several blocks per row, :func:`scan_split_kernel` ...)
-combines its per-block partials in a fixed order and gets the same bits as the
-one-block path.  Only the sample stats are floats, reduced in a fixed tree.
+combines its per-block partials the same way (a slice a thread, atomics) and gets
+the same bits as the one-block path.  Only the sample stats are floats, reduced in a fixed tree.
 
 Under ``NUMBA_ENABLE_CUDASIM=1`` these same kernels run in Numba's simulator
 (no warp intrinsics are used; blocks are ``THREADS = 4`` wide there, and the
@@ -720,16 +720,44 @@ def scan_split_kernel(
 
 
 @device_function
-def combine_max(part, b, splits):
-    """Row max key and its multiplicity from the per-split partials (fixed order)."""
-    g_max = int64(-1)
-    for s in range(splits):
-        g_max = max(g_max, part[b, s, P_MAX])
-    n_max = int64(0)
-    for s in range(splits):
+def combine_parts(part, b, splits, sums, acc, r):
+    """Combine the per-split partials of row ``b``: a slice a thread, block-wide atomics.
+
+    Every partial is an integer (keys, counts, fixed-point masses), so the atomics give
+    the same bits in any order; what used to be a loop over the slices one after another
+    (a dependent global load a slice) is now one load a slice a thread and two barriers.
+    Returns ``(r, (max key, #max, min keepable key, #min, #keepable, #candidates not
+    slotted, Z, candidate mass))``.  ``sums``: 0 combines only the max and its count (the
+    rest come back 0, the min BIG); 1 everything but the masses (0); 2 everything (the
+    partials' masses must then be written).  Takes passes ``r`` and ``r + 1``.
+    """
+    at = (r % 3) * NS
+    for s in range(cuda.threadIdx.x, splits, THREADS):
+        cuda.atomic.max(acc, at + 0, part[b, s, P_MAX])
+        if sums != 0:
+            cuda.atomic.max(acc, at + 1, BIG - part[b, s, P_MIN])
+            cuda.atomic.add(acc, at + 2, part[b, s, P_NKEEP])
+            cuda.atomic.add(acc, at + 3, part[b, s, P_NCAND])
+        if sums == 2:
+            cuda.atomic.add(acc, at + 4, part[b, s, P_Z])
+            cuda.atomic.add(acc, at + 5, part[b, s, P_CMASS])
+    r = end_pass(acc, r)
+    g_max = acc[at + 0]
+    g_min = BIG - acc[at + 1]
+    n_keep = acc[at + 2]
+    n_over = acc[at + 3]
+    z_total = acc[at + 4]
+    cand_mass = acc[at + 5]
+    if sums == 0:
+        g_min = int64(BIG)
+    at = (r % 3) * NS
+    for s in range(cuda.threadIdx.x, splits, THREADS):
         if part[b, s, P_MAX] == g_max:
-            n_max += part[b, s, P_NMAX]
-    return g_max, n_max
+            cuda.atomic.add(acc, at + 0, part[b, s, P_NMAX])
+        if sums != 0 and part[b, s, P_MIN] == g_min:
+            cuda.atomic.add(acc, at + 1, part[b, s, P_NMIN])
+    r = end_pass(acc, r)
+    return r, (g_max, acc[at + 0], g_min, acc[at + 1], n_keep, n_over, z_total, cand_mass)
 
 
 @kernel
@@ -746,16 +774,22 @@ def mass_split_kernel(
     s = int64(cuda.blockIdx.y)
     row_id = row0 + b
     K, p, p_mode = row_params(row_id, V, k_arr, k_scalar, k_mode, p_arr, p_scalar, p_mode_arg)
-    g_max, _n = combine_max(part, b, splits)
-    if not (K == 0 and p_mode == 2 and g_max > KEY_NEG_INF):
+    if not (K == 0 and p_mode == 2):
         return  # uniform over the block
     for i in range(tid, ACC_SIZE, THREADS):
         acc[i] = 0
     cuda.syncthreads()
+    r, comb = combine_parts(part, b, splits, 0, acc, 0)
+    g_max = comb[0]
+    if g_max <= KEY_NEG_INF:  # nothing keepable (uniform over the block): no mass
+        if tid == 0:
+            part[b, s, P_Z] = 0
+            part[b, s, P_CMASS] = 0
+        return
     row = (x, row_id * stride_b, stride_v, V, fmt)
     ref = (g_max, f32_from_bits(bits_of_key(g_max)), one)
     start, stop = split_bounds(V, s, splits)
-    _r, z, zc = mass_slice(row, start, stop, cut_keys[b], ref, acc, 0)
+    _r, z, zc = mass_slice(row, start, stop, cut_keys[b], ref, acc, r)
     if tid == 0:
         part[b, s, P_Z] = z
         part[b, s, P_CMASS] = zc
@@ -769,8 +803,9 @@ def finish_split_kernel(
     splits, cand, cand_count, part, cut_keys,
     out_thr, out_nties, out_count, out_hit,
 ):  # fmt: skip
-    """Split path, last step: combine the partials of row ``row0 + b`` in split order,
-    load its candidates into shared memory and finish it as :func:`select_kernel` does."""
+    """Split path, last step: combine the partials of row ``row0 + b`` (integers, so in
+    any order: :func:`combine_parts`), load its candidates into shared memory and finish
+    it as :func:`select_kernel` does."""
     buf = cuda.shared.array(CAP, uint32)
     acc = cuda.shared.array(ACC_SIZE, int64)
     tid = cuda.threadIdx.x
@@ -778,25 +813,14 @@ def finish_split_kernel(
     row_id = row0 + b
     for i in range(tid, ACC_SIZE, THREADS):
         acc[i] = 0
+    cuda.syncthreads()
     K, p, p_mode = row_params(row_id, V, k_arr, k_scalar, k_mode, p_arr, p_scalar, p_mode_arg)
-    g_max, n_max = combine_max(part, b, splits)
-    g_min = int64(BIG)
-    for s in range(splits):
-        g_min = min(g_min, part[b, s, P_MIN])
-    n_min = int64(0)
-    n_keep = int64(0)
-    n_cand = cand_count[b]
-    z_total = int64(0)
-    cand_mass = int64(0)
-    top_p_only = K == 0 and p_mode == 2 and g_max > KEY_NEG_INF
-    for s in range(splits):
-        if part[b, s, P_MIN] == g_min:
-            n_min += part[b, s, P_NMIN]
-        n_keep += part[b, s, P_NKEEP]
-        n_cand += part[b, s, P_NCAND]
-        if top_p_only:
-            z_total += part[b, s, P_Z]
-            cand_mass += part[b, s, P_CMASS]
+    sums = 1
+    if K == 0 and p_mode == 2:  # top-p only: mass_split_kernel wrote the masses
+        sums = 2
+    r, comb = combine_parts(part, b, splits, sums, acc, 0)
+    g_max, n_max, g_min, n_min, n_keep, n_over, z_total, cand_mass = comb
+    n_cand = cand_count[b] + n_over
     if n_cand <= cap:
         for i in range(tid, n_cand, THREADS):
             buf[i] = cand[b, i]
@@ -804,7 +828,7 @@ def finish_split_kernel(
     row = (x, row_id * stride_b, stride_v, V, fmt)
     scan = (g_max, n_max, g_min, n_min, n_keep, n_cand)
     outs = (out_thr, out_nties, out_count, out_hit)
-    finish_row(row, row_id, K, p, p_mode, ties_all, cut_keys[b], scan, z_total, cand_mass, buf, cap, one, acc, 0, outs)
+    finish_row(row, row_id, K, p, p_mode, ties_all, cut_keys[b], scan, z_total, cand_mass, buf, cap, one, acc, r, outs)
 
 
 @kernel
