@@ -42,7 +42,7 @@ if not hasattr(np, "row_stack"):
     np.row_stack = np.vstack
 
 from numba import config as numba_config  # noqa: E402
-from numba import cuda, float32, float64, int64, uint32  # noqa: E402
+from numba import cuda, float32, float64, int64, uint32, uint64  # noqa: E402
 
 from ...core import search as core_search  # noqa: E402
 from ...core.keys import KEY_CONSTANTS
@@ -208,6 +208,40 @@ def load_value(row, i):
     return f32_from_bits(f32_bits_of(x[base + i * stride_v], fmt))
 
 
+# Entries a thread loads back to back before it processes any of them, in the passes
+# over the row.  Why: a loop that loads one entry and then processes it (branches,
+# atomics) has about one 4-byte load in flight a thread; at 1024 threads an SM that
+# bounds the pass at about 0.5 TB/s on an H200, the Numba backend's measured rate.
+ITEMS = 4 if SIMULATED else 8
+# The miss search's passes over the row (gather_pass, pivot_pass) run inside the search
+# loop, with its state live: fewer in flight there (8 made finish_split_kernel spill
+# inside those loops under the 64-register cap; 4 spill less).
+MISS_ITEMS = 4
+
+
+@device_function
+def load_keys(row, i0, keys, items):
+    """``keys[j]`` = the key of entry ``i0 + j * THREADS``, ``j < items`` (all in the
+    row; keys fit in 32 bits).  The loads go first, back to back; the index is unsigned
+    (offsets are never negative: no wraparound test), one 64-bit add an entry; the
+    format is tested once a tile, so each branch widens with a constant format."""
+    x, base, stride_v, _V, fmt = row
+    at = uint64(base + i0 * stride_v)
+    step = uint64(THREADS * stride_v)
+    for j in range(items):
+        keys[j] = x[at]
+        at += step
+    if fmt == FMT_F32:
+        for j in range(items):
+            keys[j] = key_of_bits(int64(keys[j]))
+    elif fmt == FMT_BF16:
+        for j in range(items):
+            keys[j] = key_of_bits(f32_bits_of(keys[j], FMT_BF16))
+    else:
+        for j in range(items):
+            keys[j] = key_of_bits(f32_bits_of(keys[j], FMT_F16))
+
+
 @device_function
 def weight_of(key, ref):
     """Fixed-point top-p weight ``round(exp(x - max) * one)``; with a ``+inf`` max
@@ -345,41 +379,53 @@ def row_cut(row, K, p, p_mode, truncation, red):
 
 
 @device_function
+def scan_step(key, cut_key, cand, cand_count, cand_slot, cap, st):
+    """One entry of :func:`scan_slice`; ``st`` = (max, #max, min, #min, #keep, #over)."""
+    l_max, n_max, l_min, n_min, n_keep, n_over = st
+    if key > l_max:
+        l_max = key
+        n_max = 0
+    if key == l_max:
+        n_max += 1
+    if key > KEY_NEG_INF:
+        n_keep += 1
+        if key < l_min:
+            l_min = key
+            n_min = 0
+        if key == l_min:
+            n_min += 1
+        if key > cut_key:
+            if cand_count[cand_slot] < cap:  # why: no atomics once the buffer is full
+                slot = cuda.atomic.add(cand_count, cand_slot, 1)
+                if slot < cap:
+                    cand[slot] = key
+            else:
+                n_over += 1
+    return (l_max, n_max, l_min, n_min, n_keep, n_over)
+
+
+@device_function
 def scan_slice(row, start, stop, cut_key, cand, cand_count, cand_slot, cap, acc, r):
     """One pass over entries ``[start, stop)`` of a row.
 
     Gathers the candidates ``key > cut_key`` into ``cand`` (slots counted in
     ``cand_count[cand_slot]``; past ``cap`` they are only counted).  Returns
     ``(r, (max key, #max, min keepable key, #min, #keepable, #candidates not
-    slotted))``; the min is BIG when nothing is keepable.
+    slotted))``; the min is BIG when nothing is keepable.  Whole tiles of
+    ``THREADS * ITEMS`` entries first (:func:`load_keys`), then the rest an entry a
+    thread; every statistic is an integer max, min or count, so the order is free.
     """
-    l_max = int64(-1)
-    n_max = int64(0)
-    l_min = int64(BIG)
-    n_min = int64(0)
-    n_keep = int64(0)
-    n_over = int64(0)
-    for i in range(start + cuda.threadIdx.x, stop, THREADS):
-        key = load_key(row, i)
-        if key > l_max:
-            l_max = key
-            n_max = 0
-        if key == l_max:
-            n_max += 1
-        if key > KEY_NEG_INF:
-            n_keep += 1
-            if key < l_min:
-                l_min = key
-                n_min = 0
-            if key == l_min:
-                n_min += 1
-            if key > cut_key:
-                if cand_count[cand_slot] < cap:  # why: no atomics once the buffer is full
-                    slot = cuda.atomic.add(cand_count, cand_slot, 1)
-                    if slot < cap:
-                        cand[slot] = key
-                else:
-                    n_over += 1
+    st = (int64(-1), int64(0), int64(BIG), int64(0), int64(0), int64(0))
+    keys = cuda.local.array(ITEMS, uint32)
+    tile = THREADS * ITEMS
+    n_tiles = (stop - start) // tile
+    for t in range(n_tiles):
+        load_keys(row, start + t * tile + cuda.threadIdx.x, keys, ITEMS)
+        for j in range(ITEMS):
+            st = scan_step(int64(keys[j]), cut_key, cand, cand_count, cand_slot, cap, st)
+    for i in range(start + n_tiles * tile + cuda.threadIdx.x, stop, THREADS):
+        st = scan_step(load_key(row, i), cut_key, cand, cand_count, cand_slot, cap, st)
+    l_max, n_max, l_min, n_min, n_keep, n_over = st
     at = (r % 3) * NS
     cuda.atomic.max(acc, at + 0, l_max)
     cuda.atomic.max(acc, at + 1, BIG - l_min)
@@ -405,7 +451,18 @@ def mass_slice(row, start, stop, cut_key, ref, acc, r):
     ``key > cut_key``.  Returns ``(r, Z, candidate mass)``."""
     z = int64(0)
     zc = int64(0)
-    for i in range(start + cuda.threadIdx.x, stop, THREADS):
+    keys = cuda.local.array(ITEMS, uint32)
+    tile = THREADS * ITEMS
+    n_tiles = (stop - start) // tile
+    for t in range(n_tiles):
+        load_keys(row, start + t * tile + cuda.threadIdx.x, keys, ITEMS)
+        for j in range(ITEMS):
+            key = int64(keys[j])
+            w = weight_of(key, ref)
+            z += w
+            if key > cut_key:
+                zc += w
+    for i in range(start + n_tiles * tile + cuda.threadIdx.x, stop, THREADS):
         key = load_key(row, i)
         w = weight_of(key, ref)
         z += w
@@ -423,7 +480,18 @@ def gather_pass(row, lo, buf, cap, acc, r):
     """Gather every key ``> lo`` of the row into ``buf``; returns ``(r, how many)``
     (more than ``cap`` means they did not fit)."""
     at = (r % 3) * NS
-    for i in range(cuda.threadIdx.x, row[3], THREADS):
+    keys = cuda.local.array(MISS_ITEMS, uint32)
+    tile = THREADS * MISS_ITEMS
+    n_tiles = row[3] // tile
+    for t in range(n_tiles):
+        load_keys(row, t * tile + cuda.threadIdx.x, keys, MISS_ITEMS)
+        for j in range(MISS_ITEMS):
+            key = int64(keys[j])
+            if key > lo:
+                slot = cuda.atomic.add(acc, at + 0, 1)
+                if slot < cap:
+                    buf[slot] = key
+    for i in range(n_tiles * tile + cuda.threadIdx.x, row[3], THREADS):
         key = load_key(row, i)
         if key > lo:
             slot = cuda.atomic.add(acc, at + 0, 1)
@@ -431,6 +499,24 @@ def gather_pass(row, lo, buf, cap, acc, r):
                 buf[slot] = key
     r = end_pass(acc, r)
     return r, acc[at + 0]
+
+
+@device_function
+def pivot_add(key, t, weighted, ref, l_c, l_n, l_z, l_nz):
+    """One entry of :func:`pivot_pass` into the thread's per-pivot stats."""
+    if key > t[0]:
+        w = int64(1)
+        if weighted:
+            w = weight_of(key, ref)
+        for j in range(NUM_PIVOTS):
+            if key > t[j]:
+                l_c[j] += w
+                l_n[j] += 1
+                if key < l_z[j]:
+                    l_z[j] = key
+                    l_nz[j] = 0
+                if key == l_z[j]:
+                    l_nz[j] += 1
 
 
 @device_function
@@ -455,24 +541,22 @@ def pivot_pass(row, buf, in_buf, n_items, taus, weighted, ref, acc, r, stats):
         l_n[j] = 0
         l_z[j] = BIG
         l_nz[j] = 0
-    for i in range(cuda.threadIdx.x, n_items, THREADS):
+    first = 0
+    if in_buf == 0:  # the row: whole tiles first (load_keys), then the rest
+        keys = cuda.local.array(MISS_ITEMS, uint32)
+        tile = THREADS * MISS_ITEMS
+        n_tiles = n_items // tile
+        for tt in range(n_tiles):
+            load_keys(row, tt * tile + cuda.threadIdx.x, keys, MISS_ITEMS)
+            for m in range(MISS_ITEMS):
+                pivot_add(int64(keys[m]), t, weighted, ref, l_c, l_n, l_z, l_nz)
+        first = n_tiles * tile
+    for i in range(first + cuda.threadIdx.x, n_items, THREADS):
         if in_buf:
             key = int64(buf[i])
         else:
             key = load_key(row, i)
-        if key > t[0]:
-            w = int64(1)
-            if weighted:
-                w = weight_of(key, ref)
-            for j in range(NUM_PIVOTS):
-                if key > t[j]:
-                    l_c[j] += w
-                    l_n[j] += 1
-                    if key < l_z[j]:
-                        l_z[j] = key
-                        l_nz[j] = 0
-                    if key == l_z[j]:
-                        l_nz[j] += 1
+        pivot_add(key, t, weighted, ref, l_c, l_n, l_z, l_nz)
     at = (r % 3) * NS
     for j in range(NUM_PIVOTS):
         if l_n[j] > 0:
