@@ -251,6 +251,38 @@ def test_row_rounds_give_the_span_rounds_bits(dtype, k, p, ties, mode, extra):
     _check(x, k, p, ties, sel)
 
 
+@pytest.mark.parametrize(("dtype", "k", "p", "ties", "mode", "rows", "extra"), [
+    (torch.float32, 25, None, "lowest_index", "rounds", slice(None), {}),  # every row misses, B=8
+    (torch.float32, 25, None, "lowest_index", "hits", slice(None), {}),  # rows that hit (and ones that keep all)
+    (torch.float32, 25, None, "lowest_index", "rounds", slice(0, 1), {}),  # B=1, a miss
+    (torch.float32, 25, None, "all", "hits", slice(6, 7), {}),  # B=1, a hit over tied values
+    (torch.bfloat16, 25, None, "all", "tiny-slots", slice(None), {}),  # gathers that never fit
+    (torch.float32, 20, 0.6, "all", "rounds", slice(None), {}),  # k+p
+    (torch.float32, None, 0.5, "lowest_index", "rounds", slice(None), {}),  # top-p alone (chain folds it)
+    (torch.float32, 25, None, "lowest_index", "row-fallback", slice(None), {}),  # one round, then the row
+    (torch.float32, 20, 0.6, "lowest_index", "rounds", slice(0, 3), dict(wave_rows=1))])  # counters reused
+def test_chain_rounds_give_the_default_bits(dtype, k, p, ties, mode, rows, extra):
+    """The folded miss rounds of a wave in one launch (option ``chain_rounds``: each program takes its
+    round and span from a row ticket and waits for the previous round's update) give the bits of one
+    launch a round: hits, forced misses (evaluating and gathering rounds, slots too small, the row
+    fallback), adversarial rows and integer ties, top-k, k+p and top-p, both tie rules, B=1 and a
+    small B, one-row waves; and the masked rows of the default."""
+    x = torch.cat([_adversarial_rows(dtype), _logits(11, 2, 600, dtype, ties=True)])[rows]
+    base = dict(span=256, span_cap=128) if mode == "hits" else dict(MISS_OPTIONS[mode])
+    ref = qrita.select(x, k, p, backend="triton", ties=ties, options=base)
+    sel = qrita.select(x, k, p, backend="triton", ties=ties, options=dict(base, chain_rounds=True, **extra))
+    for a, b in ((ref.threshold, sel.threshold), (ref.num_ties, sel.num_ties), (ref.count, sel.count),
+                 (ref.hit, sel.hit)):
+        assert torch.equal(a.cpu(), b.cpu())
+    _check(x, k, p, ties, sel)
+    if mode in ("hits", "rounds") and rows == slice(None):
+        bits = torch.int32 if dtype == torch.float32 else torch.int16
+        want = qrita.top_k_top_p(x, k, p, backend="triton", ties=ties, mask_value=-5.0, options=base)
+        got = qrita.top_k_top_p(x, k, p, backend="triton", ties=ties, mask_value=-5.0,
+                                 options=dict(base, chain_rounds=True))
+        assert torch.equal(got.cpu().view(bits), want.cpu().view(bits))
+
+
 def _mass_concentrated(seed: int, B: int, V: int):
     """A N(0, 2^2) floor with 8 strong logits per row at +10..+20: the Gaussian top-p cut lands in
     the floor, where a third of the row lies above it."""

@@ -40,7 +40,7 @@ class TritonBackend(Backend):
         "span", "span_cap", "span_block", "span_warps", "span_layout", "span_prefetch", "cut_pass", "reg_cap",
         "search_warps", "search_maxnreg", "round_block", "round_unroll", "round_warps", "mass_lanes", "value_lanes",
         "fold_updates", "fold_finish", "row_rounds", "row_loop", "span_rounds_first", "round_maxnreg", "fused_rounds",
-        "radix_topk", "mask_reverse", "tie_reverse", "round_alternate", "wave_rows", "pdl",
+        "chain_rounds", "radix_topk", "mask_reverse", "tie_reverse", "round_alternate", "wave_rows", "pdl",
         "append_agg", "append_defer", "scatter", "sample_chunk", "fuse_draw", "fold_ties", "fold_pick",
     })
 

@@ -193,24 +193,28 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
         yield name, _source(kernels.finish_kernel, finish_args, const), search_warps
     round_args = dict(row, k_mode="i32", p_mode_arg="i32", cand_ptr="*i32", rpart_i_ptr="*i32",
                       rpart_f_ptr="*fp32", n_spans="i32", ctr_ptr="*i32", state_i_ptr="*i64", state_f_ptr="*fp32",
-                      lanes_ptr="*i64", ticket_ptr="*i32", ties_all="i32", last="i32", **outputs, n_loop="i32")
+                      lanes_ptr="*i64", ticket_ptr="*i32", ties_all="i32", last="i32", **outputs, n_loop="i32",
+                      chain_ptr="*i32", done_ptr="*i32")
     # (mass only, span, value lanes, fold, row mode): fold, the update in the round (a top-k at B <=
     # launch.FOLD_MAX_ROWS; the top-p rounds of the option fold_updates run in the interpreter suite only: the
     # folded kernels compile slowly); row mode, one program a row and its update (a top-k above that, wide spans)
-    for mass_only, span, value_lanes, fold, row_mode in (
-            (False, span0, False, False, False), (True, span0, False, False, False),
-            (False, launch.WIDE_SPAN, False, False, False), (True, span0, True, False, False),
-            (False, span0, False, True, False), (False, launch.WIDE_SPAN, False, False, True)):
+    # chain: the folded rounds of a wave in one launch (option chain_rounds, off by default: launch.CHAIN_ROUNDS)
+    for mass_only, span, value_lanes, fold, row_mode, chain in (
+            (False, span0, False, False, False, False), (True, span0, False, False, False, False),
+            (False, launch.WIDE_SPAN, False, False, False, False), (True, span0, True, False, False, False),
+            (False, span0, False, True, False, False), (False, launch.WIDE_SPAN, False, False, True, False),
+            (False, span0, False, True, False, True)):
         round_const = dict(SPAN=span, SPAN_CAP=cap0, BLOCK=launch.ROUND_BLOCK,
                            UNROLL=launch.ROUND_UNROLL, NPM=npm, DTYPE=code, W=kc.width, KEY_NEG_INF=kc.key_neg_inf,
                            FOLD=fold, **{name: search_const[name] for name in ("N_SPANS_P2", "CB", "REG_CAP",
                                                                                 "REG_SMALL", "REG_MID",
                                                                                 "FUSED_ROUNDS", "RADIX", "NP",
                                                                                 "MAX_ROUNDS")},
-                           MASS_ONLY=mass_only, VALUE_LANES=value_lanes, ROW_MODE=row_mode)
+                           MASS_ONLY=mass_only, VALUE_LANES=value_lanes, ROW_MODE=row_mode, CHAIN=chain)
         name = f"round_kernel[{dtype}" + (", mass_only" if mass_only else "") + (", value_lanes" if value_lanes else "")
         name += ", fold" if fold else ""
         name += ", row_mode" if row_mode else ""
+        name += ", chain" if chain else ""
         name += ", wide]" if span == launch.WIDE_SPAN else "]"
         yield name, _source(kernels.round_kernel, round_args, round_const), 8
     update_args = dict(row, k_mode="i32", p_mode_arg="i32", ties_all="i32", cand_ptr="*i32", rpart_i_ptr="*i32",

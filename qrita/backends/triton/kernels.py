@@ -1514,13 +1514,14 @@ def round_kernel(
     k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode_arg,
     cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr, state_i_ptr, state_f_ptr, lanes_ptr,
     ticket_ptr, ties_all, last, thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr, n_loop,
+    chain_ptr, done_ptr,
     SPAN: tl.constexpr, SPAN_CAP: tl.constexpr, BLOCK: tl.constexpr, UNROLL: tl.constexpr, NPM: tl.constexpr,
     DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr,
     FOLD: tl.constexpr, N_SPANS_P2: tl.constexpr, CB: tl.constexpr, REG_CAP: tl.constexpr, REG_SMALL: tl.constexpr,
     REG_MID: tl.constexpr, NP: tl.constexpr, MAX_ROUNDS: tl.constexpr,
     MASS_ONLY: tl.constexpr = False, VALUE_LANES: tl.constexpr = False, FUSED_ROUNDS: tl.constexpr = False,
     RADIX: tl.constexpr = False, ROW_MODE: tl.constexpr = False, REVERSE: tl.constexpr = False,
-    PDL: tl.constexpr = 0,
+    CHAIN: tl.constexpr = False, PDL: tl.constexpr = 0,
 ):
     """One miss round: :func:`round_span` over one span of an open row, grid ``(rows, n_spans)``.
 
@@ -1538,6 +1539,18 @@ def round_kernel(
     and a launch of the updates.  It runs ``n_loop`` such rounds one after the other
     (the option ``row_loop``: all of a wave's rounds in one launch), ``last`` applying
     to the last of them.
+
+    ``CHAIN`` (with ``FOLD``; grid ``(rows, n_spans * n_loop)``, the option ``chain_rounds``):
+    ``n_loop`` span-grid rounds in one launch.  A program takes its (round, span) from its row's
+    ticket ``chain[slot]`` (an atomic taken first, so ticket order is start order), and a program of
+    round ``r > 0`` of an open row waits until the update of round ``r - 1`` has set ``done[slot]``
+    to ``r`` (or the row has closed).  A program only ever waits on programs that took a lower
+    ticket, which have started, so no grid-wide residency is needed (the order of tickets that a
+    single-pass scan's decoupled look-back relies on).  A row that hit (stage 0 from the finish) costs
+    one ticket and one load a program, in one launch instead of ``n_loop``.  Both counters are zero
+    on entry and left at zero (the last ticket resets ``chain``; the update that closes the row, or the
+    last round's, resets ``done``).  The same bits as one launch a round: the same programs run the
+    same round and the same update, in the same order of rounds.
     """
     pdl_start(PDL)
     slot, span_of_grid = grid_cell(REVERSE and not ROW_MODE)
@@ -1561,6 +1574,35 @@ def round_kernel(
                     MAX_ROUNDS, DTYPE, W, KEY_NEG_INF, MASS_ONLY, VALUE_LANES, FUSED_ROUNDS, RADIX,
                 )
                 tl.debug_barrier()  # the update's state, lanes and counters, for the next round's threads
+    elif CHAIN:
+        si0 = state_i_ptr + (row0 + slot).to(tl.int64) * ST_I
+        t = tl.atomic_add(chain_ptr + slot, 1, sem="relaxed")
+        if t == n_spans * n_loop - 1:  # every program of the row has its ticket: zero for the next wave
+            tl.store(chain_ptr + slot, tl.zeros((), tl.int32))
+        r = t // n_spans
+        span = t - r * n_spans
+        # the finish wrote the stage before this launch; a row's stage only goes from open to 0 in it
+        stage = tl.load(si0, volatile=True)
+        done = tl.where(stage != 0, 0, r)
+        while (stage != 0) & (done < r):  # round r - 1's update (acquire: its state, lanes and counters)
+            done = tl.atomic_add(done_ptr + slot, 0, sem="acquire")
+            stage = tl.load(si0, volatile=True)
+        if stage != 0:
+            round_span(slot, span, stage, x_ptr, stride_xb, stride_xv, V, row0, k_ptr, k_scalar, p_ptr, p_scalar,
+                       k_mode, p_mode_arg, cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr, state_i_ptr,
+                       state_f_ptr, lanes_ptr, SPAN, SPAN_CAP, BLOCK, UNROLL, NPM, DTYPE, W, KEY_NEG_INF, MASS_ONLY,
+                       VALUE_LANES)
+            if last_of_row(ticket_ptr + slot, n_spans):
+                update_kernel(
+                    x_ptr, stride_xb, stride_xv, V, row0, k_ptr, k_scalar, p_ptr, p_scalar, k_mode,
+                    p_mode_arg, ties_all, cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr, state_i_ptr,
+                    state_f_ptr, tl.where(r == n_loop - 1, last, 0), thr_key_ptr, thr_bits_ptr, num_ties_ptr,
+                    count_ptr, hit_ptr, cut_idx_ptr, lanes_ptr, N_SPANS_P2, SPAN_CAP, CB, REG_CAP, REG_SMALL, REG_MID,
+                    NP, NPM, MAX_ROUNDS, DTYPE, W, KEY_NEG_INF, MASS_ONLY, VALUE_LANES, FUSED_ROUNDS, RADIX,
+                )
+                tl.debug_barrier()  # every thread's state, lane and counter stores before the release
+                closed = (r == n_loop - 1) | (tl.load(si0, volatile=True) == 0)
+                tl.atomic_xchg(done_ptr + slot, tl.where(closed, 0, r + 1), sem="release")
     else:
         stage = tl.load(state_i_ptr + (row0 + slot).to(tl.int64) * ST_I)
         if stage != 0:

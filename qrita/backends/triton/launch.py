@@ -125,6 +125,12 @@ TIE_REVERSE_WIDTHS = (16,)
 # top-p 0.9 B=1 37.8 -> 36.5 -> 34.4; top-k 50 B=16 27.7 -> 27.2 -> 26.1; the sampler k100+p0.9 B=64 V=151936
 # 64.0 -> 60.7 -> 60.0; top-k 50 B=1024 select 244.6 -> 240.2 -> 240.8, masked 601.8 -> 601.1 -> 597.4
 PDL = 2
+# default of the option chain_rounds: the span-grid miss rounds of the folded path (fold_updates: a top-k at B <=
+# FOLD_MAX_ROWS) in one launch of n_spans * n_rounds programs a row, which take their (round, span) from a row ticket
+# and wait for the previous round's update (kernels.round_kernel CHAIN); the same bits.  A row that hit costs one
+# launch of no-op programs instead of n_rounds launches (B=1 top-k 50 select: four round launches, 4.3 us of kernel
+# time, session 22 call C).  Off until an H200 A/B (docs/bench/next-triton-b1/)
+CHAIN_ROUNDS = False
 
 
 def miss_rounds(width: int) -> int:
@@ -352,6 +358,10 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         row_rounds = bool(opts.get("row_rounds", topk_geometry and truncation and B > FOLD_MAX_ROWS
                                    and (not kp or B <= ROW_ROUNDS_KP_MAX_ROWS)))
         fold = fold and not row_rounds
+        # the folded span-grid rounds of a wave in one launch (round_kernel CHAIN; it runs the folded update, so it
+        # turns fold_updates on); the same bits
+        chain = bool(opts.get("chain_rounds", CHAIN_ROUNDS)) and not row_rounds
+        fold = fold or chain
         # (options, not measured yet) how many leading rounds keep the span grid under row_rounds (a row that
         # misses gets its first round over all spans in parallel), and the row-mode rounds' own register cap
         # (by default the searches' cap below)
@@ -424,8 +434,12 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         # its update), left at zero the same way; one fill for both
         # (sampling, fold_pick) and the tickets of run_sample's part programs, one a row of its wave
         n_pick = sample_wave(B, V) if sampling and fold_pick else 0
-        ctrs = torch.zeros(2 * wave + n_pick, dtype=torch.int32, device=dev)
-        ctr, ticket, pick_ticket = ctrs[:wave], ctrs[wave:2 * wave], ctrs[2 * wave:]
+        # (chain_rounds) each row's round tickets and the count of its rounds updated, in the same fill
+        n_chain = 2 * wave if chain else 0
+        ctrs = torch.zeros(2 * wave + n_pick + n_chain, dtype=torch.int32, device=dev)
+        ctr, ticket, pick_ticket = ctrs[:wave], ctrs[wave:2 * wave], ctrs[2 * wave:2 * wave + n_pick]
+        chain_tk = ctrs[2 * wave + n_pick:3 * wave + n_pick] if chain else ctr
+        chain_done = ctrs[3 * wave + n_pick:] if chain else ctr
         cut = torch.empty((wave, 2), dtype=torch.int64, device=dev)  # (gathering cut, low cut) keys
         # two_cuts: each span's count above the row's low cut, and the low cut
         part_low = torch.empty((wave, n_spans, 2), dtype=torch.int64, device=dev) if two_cuts else part_i
@@ -482,17 +496,20 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
             r = 0
             while r < n_rounds:
                 row_mode = row_rounds and r >= span_rounds_first
-                n_loop = n_rounds - r if row_mode and row_loop else 1  # row_loop: the rounds left, one launch
+                # row_loop, chain: the rounds left, one launch (chain: n_loop programs a span)
+                n_loop = n_rounds - r if (row_mode and row_loop) or chain else 1
                 r += n_loop
                 last = int(r == n_rounds)
-                kernels.round_kernel[(rows, 1 if row_mode else n_spans)](
+                kernels.round_kernel[(rows, 1 if row_mode else n_spans * (n_loop if chain else 1))](
                     x, x.stride(0), x.stride(1), V, row0,
                     k_ptr, k_s, p_ptr, p_s, k_mode, p_mode,
                     cand, rpart_i, rpart_f, n_spans, ctr, state_i, state_f, lanes,
                     ticket, ties_all, last, thr_key, thr_bits, num_ties, count, hit, cut_idx, n_loop,
+                    chain_tk, chain_done,
                     SPAN=span, BLOCK=round_block, UNROLL=round_unroll, NPM=npm, MASS_ONLY=mass_lanes,
-                    VALUE_LANES=value_lanes, FOLD=fold, ROW_MODE=row_mode,
-                    REVERSE=round_alternate and not row_mode and (r - n_loop) % 2 == 0, **pdl_kw, num_warps=round_warps,
+                    VALUE_LANES=value_lanes, FOLD=fold, ROW_MODE=row_mode, CHAIN=chain,
+                    REVERSE=round_alternate and not (row_mode or chain) and (r - n_loop) % 2 == 0, **pdl_kw,
+                    num_warps=round_warps,
                     **(row_regs if row_mode else {}), **search_const, **common,
                 )
                 if fold or row_mode:
