@@ -129,7 +129,10 @@ PDL = 2
 # FOLD_MAX_ROWS) in one launch of n_spans * n_rounds programs a row, which take their (round, span) from a row ticket
 # and wait for the previous round's update (kernels.round_kernel CHAIN); the same bits.  A row that hit costs one
 # launch of no-op programs instead of n_rounds launches (B=1 top-k 50 select: four round launches, 4.3 us of kernel
-# time, session 22 call C).  Off until an H200 A/B (docs/bench/next-triton-b1/)
+# time, session 22 call C).  H200 A/B (docs/bench/h200-2026-12-05/session23/ call B, the same bits in 29 cases):
+# B=1 hits 1.2-2.1 us faster (LLM-like top-k 50 select 16.8 -> 15.6 us, masked 20.4 -> 18.5), B=16 2.2-4.1 us
+# slower, misses slower (B=1 truncation off 50.7 -> 55.0).  Off until the GPU suite has run with it on for one row
+# (branch next/triton-chain-b1, docs/bench/prepared/triton-chain-b1/)
 CHAIN_ROUNDS = False
 
 
