@@ -189,6 +189,13 @@ def _check_options(req: Request, backend) -> None:
             f"options: {names} {verb} of backend {backend.name!r}; it takes {', '.join(sorted(backend.option_names))}"
             " (test and ablation knobs: leave options out for the defaults)"
         )
+    for name in sorted(backend.flag_options & set(req.options)):
+        value = req.options[name]
+        if not isinstance(value, (bool, np.bool_)):
+            raise QritaValueError(
+                f"options[{name!r}] must be True or False (leave it out for the default) for backend"
+                f" {backend.name!r}, got {value!r}"
+            )
 
 
 def _make_selection(req: Request, result, backend_name: str, squeeze: bool) -> Selection:

@@ -255,6 +255,17 @@ def test_unknown_option_names_the_option_and_the_backend(target, options):
     assert_rejected(target, _x(target), QritaValueError, match, k=2, options=options)
 
 
+@pytest.mark.parametrize("value", ["yes", "False", 1, 0, None, 1.0])
+def test_on_off_options_take_only_true_or_false(target, value):
+    """An on/off knob given anything but a bool (a string, a number, None) is an error naming it, not
+    a silent ``bool(value)``; numpy's bools pass."""
+    match = re_escape("options['truncation'] must be True or False") + ".*" + re_escape(f"got {value!r}")
+    assert_rejected(target, _x(target), QritaValueError, match, k=2, options={"truncation": value})
+    want = qrita.select(_x(target), 2, backend=target.backend, options={"truncation": False})
+    got = qrita.select(_x(target), 2, backend=target.backend, options={"truncation": np.False_})
+    assert np.array_equal(to_numpy(got.mask()), to_numpy(want.mask()))
+
+
 def test_every_backend_declares_the_options_it_reads():
     """Backend.option_names is exactly the set of option names its source reads (no drift either way)."""
     import pathlib
@@ -270,6 +281,10 @@ def test_every_backend_declares_the_options_it_reads():
         if isinstance(declared, str):  # the backend's module cannot load here: check its source only
             continue
         assert names | {"truncation"} == set(declared.option_names), name
+        flags = set()
+        for path in (root / name).rglob("*.py"):
+            flags |= set(re.findall(r'bool\((?:opts|options|req\.options)\.get\("(\w+)"', path.read_text()))
+        assert flags <= set(declared.flag_options) <= set(declared.option_names), name
 
 
 @pytest.mark.parametrize("name", [s.backend for s in skipped() if not s.broken] or ["-"])

@@ -82,6 +82,9 @@ class Backend:
     # not pass silently); "truncation" is accepted by every backend, so that one options dict
     # serves them all (the reference backend never truncates)
     option_names: ClassVar[frozenset[str]] = frozenset({"truncation"})
+    # those of option_names that are on/off switches: the API takes only True or False for them (left
+    # out: the default), so that a string such as "no" or a None cannot switch one on or off
+    flag_options: ClassVar[frozenset[str]] = frozenset({"truncation"})
 
     def unavailable_reason(self) -> str | None:
         """None when this backend can run in this process, else why not and how to fix it."""

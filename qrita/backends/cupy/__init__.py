@@ -43,6 +43,7 @@ def _unavailable_reason() -> str | None:
 class CupyBackend(Backend):
     name = "cupy"
     option_names = frozenset({"truncation", "split", "fast_paths", "second_cut", "cluster"})
+    flag_options = frozenset({"truncation", "fast_paths", "second_cut", "cluster"})
     capabilities = Capabilities(
         devices=("cuda",),
         libs=("torch", "cupy"),

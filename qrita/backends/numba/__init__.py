@@ -41,6 +41,7 @@ FUSED_MASK_LIBS = ("torch", "cupy")
 class NumbaBackend(Backend):
     name = "numba"
     option_names = frozenset({"truncation", "split", "capacity", "fused_mask"})
+    flag_options = frozenset({"truncation", "fused_mask"})
 
     def __init__(self) -> None:
         self.simulated = _simulator_requested()
