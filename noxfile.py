@@ -62,8 +62,8 @@ def tests(session: nox.Session) -> None:
     ``-m gpu`` tests skip without a CUDA device.  Pass pytest arguments after
     ``--``, e.g. ``nox -s tests -- tests/test_core.py -x``.
     """
-    session.install(TORCH, ".[test,bench]", *TEST_EXTRAS)  # bench: the harness's own tests plot
-    _pytest(session, "-q", "tests", env=NO_SIMULATORS)
+    session.install(TORCH, ".[test,bench]", XDIST, *TEST_EXTRAS)  # bench: the harness's own tests plot
+    _pytest(session, "-q", "-n", "2", "tests", env=NO_SIMULATORS)
 
 
 @nox.session
