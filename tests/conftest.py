@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import zlib
 from collections import defaultdict
 
@@ -31,6 +32,19 @@ for _name, _examples in (("ci", 40), ("gpu", 300), ("sim", 6)):
         print_blob=True,
     )
 settings.load_profile(os.environ.get("QRITA_HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _fast_simulator_barriers():
+    """Under Numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1`` for the process) every simulated thread
+    is a Python thread and a barrier waits on the GIL: a short switch interval makes them several times
+    faster, in every test module that runs the simulated backend (conformance, properties, the
+    backend's own tests)."""
+    old = sys.getswitchinterval()
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+        sys.setswitchinterval(1e-4)
+    yield
+    sys.setswitchinterval(old)
 
 
 def pytest_configure(config):

@@ -45,16 +45,6 @@ sim = pytest.mark.skipif(
 gpu = pytest.mark.gpu
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _fast_simulator_barriers():
-    """The simulator's barriers wait on the GIL; a short switch interval makes them ~5x faster."""
-    old = sys.getswitchinterval()
-    if SIMULATED:
-        sys.setswitchinterval(1e-4)
-    yield
-    sys.setswitchinterval(old)
-
-
 # ---- helpers ----------------------------------------------------------------------------------
 
 
