@@ -83,10 +83,15 @@ def triton(session: nox.Session) -> None:
 
 @nox.session
 def numba(session: nox.Session) -> None:
-    """The Numba-CUDA backend in the CUDA simulator (NUMBA_ENABLE_CUDASIM=1): conformance and properties."""
-    session.install(TORCH, ".[test,numba]", *TEST_EXTRAS)
+    """The Numba-CUDA backend in the CUDA simulator (NUMBA_ENABLE_CUDASIM=1): conformance and properties,
+    in two pytest-xdist workers; and every kernel compiled for sm_90 by NVVM in a process of its own
+    (``tests/test_numba_compile.py``; skipped without the CUDA toolkit's libnvvm)."""
+    # numba-cuda looks up NVRTC beside libnvvm before it compiles; a toolkit without it (this CI machine's)
+    # gets it from the wheel
+    session.install(TORCH, ".[test,numba]", XDIST, "nvidia-cuda-nvrtc", *TEST_EXTRAS)
     env = {**NO_SIMULATORS, **SIMULATOR, "NUMBA_ENABLE_CUDASIM": "1", "QRITA_TEST_BACKENDS": "numba"}
-    _pytest(session, "-q", "tests/test_conformance.py", "tests/test_properties.py", *_tests_for("numba"), env=env)
+    _pytest(session, "-q", "-n", "2", "tests/test_conformance.py", "tests/test_properties.py", *_tests_for("numba"),
+            env=env)
 
 
 @nox.session
