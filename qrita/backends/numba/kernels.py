@@ -63,6 +63,48 @@ THREADS = 4 if SIMULATED else 512
 CAP = CANDIDATE_CAPACITY  # shared-memory candidate slots; options["capacity"] may use fewer
 
 
+def _race_free_simulated_shared_arrays() -> None:
+    """Make the simulator's ``cuda.shared.array`` safe when a block's threads reach it together.
+
+    numba-cuda's simulator (0.30) keys a block's shared arrays by the caller's source line and
+    creates one on first use with an unlocked look-up-then-insert, so two simulated threads that
+    reach the line at once can each create their own array, and the block's "shared" memory is
+    then split between them (seen as rare wrong answers once the interpreter switches threads
+    often).  The replacement does the same look-up under a lock.  Only static shapes (the kernels
+    here use no dynamic shared memory; shape 0 goes to the original)."""
+    import sys
+    import threading
+
+    from numba.core import types as nb_types
+    from numba.cuda.simulator import kernelapi
+    from numba.np import numpy_support
+
+    shared = getattr(kernelapi, "FakeCUDAShared", None)
+    if shared is None or getattr(shared.array, "_qrita_locked", False):
+        return
+    original = shared.array
+    lock = threading.Lock()
+
+    def array(self, shape, dtype, alignment=None):
+        if shape == 0 or alignment is not None or not hasattr(self, "_allocations"):
+            return original(self, shape, dtype, alignment)
+        caller = sys._getframe(1)
+        key = (caller.f_code.co_filename, caller.f_lineno)
+        with lock:
+            arr = self._allocations.get(key)
+            if arr is None:
+                np_dtype = numpy_support.as_dtype(dtype) if isinstance(dtype, nb_types.Type) else dtype
+                arr = self._allocations[key] = np.empty(shape, np_dtype)
+        return arr
+
+    array._qrita_locked = True
+    shared.array = array
+
+
+if SIMULATED:
+    _race_free_simulated_shared_arrays()
+
+
 def device_function(fn):
     """``cuda.jit(device=True)``; under the simulator a plain call (why: the simulator's
     device-call wrapper costs ~50 us a call; kernels already see its fake ``cuda``)."""
