@@ -272,7 +272,7 @@ def test_every_backend_declares_the_options_it_reads():
     import re
 
     root = pathlib.Path(qrita.__file__).parent / "backends"
-    read = re.compile(r'(?:opts|options)(?:\.get\(|\[)"(\w+)"|int_option\(opts, "(\w+)"')
+    read = re.compile(r'(?<!\w)(?:opts|options)(?:\.get\(|\[)"(\w+)"|int_option\(opts, "(\w+)"')
     for name in registry.REGISTRY:
         names = set()
         for path in (root / name).rglob("*.py"):
