@@ -302,6 +302,25 @@ def test_p_special_scalars(target, dtype, ties, p, rng):
     check_request(target, target.array(x, dtype), 3, p, ties)
 
 
+def test_tiny_positive_p_keeps_the_best_token(target, dtype, rng):
+    """0 < p far below float32's smallest normal (5e-324 is 0 in float32, 1e-40 subnormal): the best
+    token alone holds at least 1/V of the mass, so the answer is the one of p <= 0 (one token of the
+    maximum's tie group, or the whole group under "all"), scalar or per row, alone or after a top-k."""
+    B, V = target.shape(3, 100)
+    x = np.round(gaussian(rng, B, V) * 2) / 2
+    x[1, :5] = x[1].max()  # a tie group at the top
+    xs = target.array(x, dtype)
+    values = to_numpy(xs)
+    n_max = (values == values.max(axis=1, keepdims=True)).sum(axis=1)
+    per_row = np.array([5e-324, 1e-40, 1e-300][:B] + [1e-45] * max(0, B - 3))
+    for ties in TIES:
+        want = np.ones_like(n_max) if ties == "lowest_index" else n_max
+        for p in (5e-324, 1e-40, target.float_array(per_row, "float64"), target.float_array(per_row)):
+            sel, _ = check_request(target, xs, None, p, ties)
+            np.testing.assert_array_equal(to_numpy(sel.count), want)
+        check_request(target, xs, 3, 5e-324, ties)
+
+
 # --------------------------------------------------------------------------------------------
 # Top-k then top-p
 # --------------------------------------------------------------------------------------------
