@@ -240,19 +240,6 @@ def _luts(device: str):
 FLT_MIN = 2.0**-126  # the smallest normal float32
 
 
-def _tiny_p_raised(p, device):
-    """``p`` with every value in ``(0, FLT_MIN)`` raised to FLT_MIN: the kernels hold p in float32,
-    where such a p is 0 or subnormal (5e-324 became 0, read as p <= 0 by the kernel but as top-p by the
-    launcher: a wrong tie count, found by the property test).  The answer is the same: the best
-    token alone holds at least 1/V of the mass (V <= 2**23), far above either p."""
-    if p is None:
-        return p
-    if isinstance(p, (int, float)):
-        return FLT_MIN if 0.0 < p < FLT_MIN else p
-    p64 = p.to(device=device, dtype=torch.float64)
-    return torch.where((p64 > 0) & (p64 < FLT_MIN), FLT_MIN, p64)
-
-
 def _per_row(value, B: int, device, dtype):
     """(mode, tensor, scalar): 0 = absent, 1 = scalar, 2 = per-row tensor."""
     if value is None:
@@ -346,10 +333,16 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
     drawn = torch.empty(B, dtype=torch.int8, device=dev) if fuse_draw else hit
     if B > 0:
         k_mode, k_t, k_s = _per_row(req.k, B, dev, torch.int64)
-        p_mode, p_t, p_s = _per_row(_tiny_p_raised(req.p, dev), B, dev, torch.float32)
+        p_mode, p_t, p_s = _per_row(req.p, B, dev, torch.float32)
         # fixed Python types: one compiled signature whatever the request
         k_s = max(min(int(k_s), 2**62), -(2**62))
         p_s = float(p_s)
+        # the plan below reads the scalar p as a float64, the kernels as a float32, where a p in (0, FLT_MIN)
+        # is 0 or subnormal: 5e-324 was planned as a top-p and run as p <= 0 (no count of the maximum's ties:
+        # a wrong answer).  Raised to FLT_MIN, both see a top-p, with the same answer (the best token alone
+        # holds at least 1/V of the mass).  Per-row p needs nothing: the plan does not read its values
+        if 0.0 < p_s < FLT_MIN:
+            p_s = FLT_MIN
         # fixed pointer types whatever the request (one compiled signature)
         k_ptr = k_t if k_t is not None else thr_key
         p_ptr = p_t if p_t is not None else state_f
