@@ -233,6 +233,24 @@ def test_forced_truncation_misses_and_small_buffers(ties, rng):
 
 
 @sim
+@pytest.mark.parametrize("ties", TIES)
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_wide_miss_rounds_give_the_three_pivot_bits(dtype, ties, rng):
+    """A search over a row that missed takes wide rounds (256 bins a pass, ``wide_miss``) or the
+    paper's 3 pivots a round: the same answer, bit for bit, on adversarial rows with per-row k and
+    p (top-k, top-p, k+p, ties, +-inf, NaN, few distinct values), buffers too small for the live
+    keys (so the rounds run over the row), no truncation, and the split path."""
+    x = as_logits(adversarial_rows(rng, 301), dtype)
+    k, p = per_row_k(301, 12), per_row_p(12)
+    for kk, pp in ((k, None), (None, p), (k, p), (40, 0.8)):
+        for options in ({"capacity": 5}, {"capacity": 30}, {"truncation": False, "capacity": 2},
+                        {"capacity": 7, "split": 3}):
+            wide = run(x, kk, pp, ties, wide_miss=True, **options)
+            same_bits(wide, run(x, kk, pp, ties, wide_miss=False, **options))
+            check(x, kk, pp, ties, wide)
+
+
+@sim
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 @pytest.mark.parametrize("splits", [2, 3, 5])
 def test_split_rows_are_bit_identical(dtype, splits, rng):
@@ -456,6 +474,24 @@ def test_gpu_split_path_is_bit_identical(B, dtype):
             same_bits(run(x, kk, pp, split=splits), one)
         check_rows(x, kk, pp, "lowest_index", one, range(B))
     same_bits(run(x, k, p, split=8, truncation=False), run(x, k, p, split=1, truncation=False))
+
+
+@gpu
+@needs_cuda
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_gpu_wide_miss_rounds_give_the_three_pivot_bits(dtype):
+    """On the GPU (real concurrency of the bins' atomics): wide miss rounds and 3-pivot rounds give
+    the same bits at V=131072, rows that miss (no truncation, Gaussian top-p) and rows that hit, on
+    the one-block and the split path."""
+    V = 131072
+    x = torch.cat([llm_logits(6, V, dtype, seed=7), torch.randn(4, V, device="cuda").to(getattr(torch, dtype))])
+    k = torch.tensor([50, 1, 4000, 0, 100, 20, 50, 0, 7, 1000], device="cuda")
+    p = torch.tensor([1.0, 0.9, 0.5, 0.9, 0.9, 1.0, 0.99, 0.9, 0.3, 0.8], device="cuda")
+    for kk, pp in ((k, None), (None, p), (k, p), (50, None), (None, 0.9)):
+        for options in ({}, {"truncation": False}, {"split": 1}, {"split": 1, "truncation": False}):
+            wide = run(x, kk, pp, wide_miss=True, **options)
+            same_bits(wide, run(x, kk, pp, wide_miss=False, **options))
+        check_rows(x, kk, pp, "lowest_index", wide, range(x.shape[0]))
 
 
 @gpu

@@ -40,8 +40,8 @@ FUSED_MASK_LIBS = ("torch", "cupy")
 
 class NumbaBackend(Backend):
     name = "numba"
-    option_names = frozenset({"truncation", "split", "capacity", "fused_mask"})
-    flag_options = frozenset({"truncation", "fused_mask"})
+    option_names = frozenset({"truncation", "split", "capacity", "fused_mask", "wide_miss"})
+    flag_options = frozenset({"truncation", "fused_mask", "wide_miss"})
 
     def __init__(self) -> None:
         self.simulated = _simulator_requested()

@@ -111,11 +111,15 @@ def device_function(fn):
     return fn if SIMULATED else cuda.jit(device=True)(fn)
 
 
-def kernel(fn):
-    """``cuda.jit`` with launch bounds ``(THREADS, 2)``.  Why: unbounded, ptxas gives the
+def kernel(fn=None, *, min_blocks=2):
+    """``cuda.jit`` with launch bounds ``(THREADS, min_blocks)``.  Why: unbounded, ptxas gives the
     search kernels up to 162 registers and a 512-thread block would not launch; 64 keep
-    two blocks an SM resident.  (The simulator takes no bounds.)"""
-    return cuda.jit(fn) if SIMULATED else cuda.jit(launch_bounds=(THREADS, 2))(fn)
+    two blocks an SM resident.  A kernel of one block a row at small B (the split path's
+    finish) takes ``min_blocks=1``: 128 registers, where 64 spilled about 700 bytes a thread in
+    its search loop (sm_90, ``compile_check --ptxas``).  (The simulator takes no bounds.)"""
+    if fn is None:
+        return lambda f: kernel(f, min_blocks=min_blocks)
+    return cuda.jit(fn) if SIMULATED else cuda.jit(launch_bounds=(THREADS, min_blocks))(fn)
 
 
 # The portable state machine of qrita.core.search, as device functions (not rewritten).
@@ -149,6 +153,15 @@ FMT_OF_DTYPE = {"float32": FMT_F32, "float16": FMT_F16, "bfloat16": FMT_BF16}
 ARG_NONE = 0
 ARG_SCALAR = 1
 ARG_PER_ROW = 2
+
+# Wide miss rounds (options["miss_bins"], the kernels' ``bins`` argument): a pass over the row
+# that misses counts its live keys into WIDE_BINS bins of equal key width (plus one for the keys
+# above them) instead of 3 pivots, so a round takes 8 bits of key off the range instead of 2.
+WIDE_BINS = 256
+WIDE_SLOTS = WIDE_BINS + 1  # the bins and the one above them (a constant: shared array shapes must be)
+WIDE_ROUNDS = 5  # the range is at most 2**32 keys wide and each round takes 8 bits off it
+# results of a wide round, written by thread 0 (see wide_round)
+W_STOP, W_LO, W_HI, W_CNT_LO, W_ABOVE, W_N_EQ, W_CNT_ABOVE, W_SIZE = range(8)
 
 # Slots of one row of the block accumulator ring (see end_pass).
 NS = 4 * NUM_PIVOTS
@@ -621,7 +634,142 @@ def pivot_pass(row, buf, in_buf, n_items, taus, weighted, ref, acc, r, stats):
 
 
 @device_function
-def pivot_search(row, buf, in_buf, n_buf, cap, lo, cnt_lo, hi, target, weighted, ref, acc, r, taus, stats):
+def wide_add(hist, m, key, w, weighted):
+    """Key ``key`` (weight ``w``) into bin ``m`` of a wide round: its count, its mass as two
+    32-bit words (the carry of the low word's atomic add goes into the high word: exact, and no
+    64-bit shared atomics, which are compare-and-swap loops on sm_90), its smallest and largest key."""
+    h_n, h_lo, h_hi, h_min, h_max, _res = hist
+    cuda.atomic.add(h_n, m, uint32(1))
+    if weighted:
+        w_lo = uint32(w & 0xFFFFFFFF)
+        old = cuda.atomic.add(h_lo, m, w_lo)
+        carry = uint32(1) if uint64(old) + uint64(w_lo) > uint64(0xFFFFFFFF) else uint32(0)
+        w_hi = uint32(w >> 32) + carry
+        if w_hi != 0:
+            cuda.atomic.add(h_hi, m, w_hi)
+    cuda.atomic.min(h_min, m, uint32(key))
+    cuda.atomic.max(h_max, m, uint32(key))
+
+
+@device_function
+def wide_round(row, lo, hi, target, weighted, ref, hist):
+    """One wide miss round over the row: the live keys ``(lo, ...]`` counted into ``WIDE_BINS``
+    bins of width ``2**s`` (bin ``m`` holds ``lo + m * 2**s < key <= lo + (m + 1) * 2**s``; the
+    keys above the last bin share one more).  With ``C`` the mass (or count) above a key, the
+    suffix sums of the bins are ``C`` at the bin edges, so the bin ``m*`` whose edges straddle
+    ``target`` (``C(lower edge) >= target > C(upper edge)``) holds the answer.  The new range is
+    that bin's ``(smallest key - 1, largest key]``; if the bin holds one distinct key, it is the
+    answer (the state machine's STOP, with the same statistics).  Every sum is of integers, so the
+    atomics give the same bits in any order.  Fills ``hist``'s ``res`` (every thread reads it)."""
+    h_n, h_lo, h_hi, h_min, h_max, res = hist
+    tid = cuda.threadIdx.x
+    width = hi - lo
+    s = int64(0)
+    while ((width - 1) >> s) >= WIDE_BINS:
+        s += 1
+    o_n = int64(0)  # the keys above the last bin, counted in registers first
+    o_c = int64(0)
+    keys = cuda.local.array(MISS_ITEMS, uint32)
+    tile = THREADS * MISS_ITEMS
+    n_items = row[3]
+    n_tiles = n_items // tile
+    for t in range(n_tiles + 1):
+        if t < n_tiles:
+            load_keys(row, t * tile + tid, keys, MISS_ITEMS)
+        for j in range(MISS_ITEMS):
+            i = t * tile + tid + j * THREADS
+            if t == n_tiles:
+                if i >= n_items:
+                    break
+                key = load_key(row, i)
+            else:
+                key = int64(keys[j])
+            if key > lo:
+                w = int64(1)
+                if weighted:
+                    w = weight_of(key, ref)
+                m = (key - lo - 1) >> s
+                if m >= WIDE_BINS:
+                    o_n += 1
+                    o_c += w
+                else:
+                    wide_add(hist, m, key, w, weighted)
+    if o_n > 0:
+        cuda.atomic.add(h_n, WIDE_BINS, uint32(o_n))
+        if weighted:
+            old = cuda.atomic.add(h_lo, WIDE_BINS, uint32(o_c & 0xFFFFFFFF))
+            carry = uint32(1) if uint64(old) + uint64(o_c & 0xFFFFFFFF) > uint64(0xFFFFFFFF) else uint32(0)
+            if uint32(o_c >> 32) + carry != 0:
+                cuda.atomic.add(h_hi, WIDE_BINS, uint32(o_c >> 32) + carry)
+    cuda.syncthreads()
+    if tid == 0:
+        s_n = int64(0)  # the suffix sums above bin m
+        s_c = int64(0)
+        for mm in range(WIDE_SLOTS):
+            m = WIDE_BINS - mm
+            n_m = int64(h_n[m])
+            c_m = n_m
+            if weighted:
+                c_m = (int64(h_hi[m]) << 32) + int64(h_lo[m])
+            if s_c + c_m >= target:  # m is m*: C(lower edge) >= target > C(upper edge) = s_c
+                kmin = int64(h_min[m])
+                kmax = int64(h_max[m])
+                res[W_STOP] = 1 if kmin == kmax else 0
+                res[W_LO] = kmin - 1
+                res[W_HI] = kmax
+                res[W_CNT_LO] = s_n + n_m
+                res[W_ABOVE] = s_c
+                res[W_N_EQ] = n_m
+                res[W_CNT_ABOVE] = s_n
+                break
+            s_n += n_m
+            s_c += c_m
+    cuda.syncthreads()
+    for m in range(tid, WIDE_SLOTS, THREADS):  # cleared for the next round (read by thread 0 only)
+        h_n[m] = 0
+        h_lo[m] = 0
+        h_hi[m] = 0
+        h_min[m] = 0xFFFFFFFF
+        h_max[m] = 0
+    stop = res[W_STOP]
+    new_lo = res[W_LO]
+    new_hi = res[W_HI]
+    cnt_lo = res[W_CNT_LO]
+    above = res[W_ABOVE]
+    n_eq = res[W_N_EQ]
+    cnt_above = res[W_CNT_ABOVE]
+    cuda.syncthreads()  # res is read before the next round writes it
+    return stop, new_lo, new_hi, cnt_lo, above, n_eq, cnt_above
+
+
+@device_function
+def shared_hist():
+    """The wide rounds' shared arrays: per bin the count, the mass's low and high words, the
+    smallest and the largest key; and the round's results (:func:`wide_round`)."""
+    h_n = cuda.shared.array(WIDE_SLOTS, uint32)
+    h_lo = cuda.shared.array(WIDE_SLOTS, uint32)
+    h_hi = cuda.shared.array(WIDE_SLOTS, uint32)
+    h_min = cuda.shared.array(WIDE_SLOTS, uint32)
+    h_max = cuda.shared.array(WIDE_SLOTS, uint32)
+    res = cuda.shared.array(W_SIZE, int64)
+    return (h_n, h_lo, h_hi, h_min, h_max, res)
+
+
+@device_function
+def clear_hist(hist):
+    """The wide rounds' bins, empty (a barrier before any round reads them)."""
+    h_n, h_lo, h_hi, h_min, h_max, _res = hist
+    for m in range(cuda.threadIdx.x, WIDE_SLOTS, THREADS):
+        h_n[m] = 0
+        h_lo[m] = 0
+        h_hi[m] = 0
+        h_min[m] = 0xFFFFFFFF
+        h_max[m] = 0
+
+
+@device_function
+def pivot_search(row, buf, in_buf, n_buf, cap, lo, cnt_lo, hi, target, weighted, ref, acc, r, taus, stats, hist,
+                 bins):
     """The state machine of ``qrita.core.search.search`` over the keys ``> lo``.
 
     Invariant ``C(lo) >= target > C(hi)``; ``cnt_lo`` counts the keys ``> lo``.
@@ -630,6 +778,13 @@ def pivot_search(row, buf, in_buf, n_buf, cap, lo, cnt_lo, hi, target, weighted,
     Returns ``(r, z*, C(z*), #(== z*), #(> z*), in_buf, n_buf)``.
     """
     c, cnt, zmn, nz = stats
+    if bins != 0:  # wide rounds while the live keys are in the row, too many for the buffer
+        for _wide in range(WIDE_ROUNDS):
+            if in_buf != 0 or cnt_lo <= cap or hi - lo <= 1:
+                break
+            stop, lo, hi, cnt_lo, above, n_eq, cnt_above = wide_round(row, lo, hi, target, weighted, ref, hist)
+            if stop != 0:
+                return r, hi, above, n_eq, cnt_above, in_buf, n_buf
     for _round in range(MAX_ROUNDS):
         if in_buf == 0 and cnt_lo <= cap:
             r, n = gather_pass(row, lo, buf, cap, acc, r)
@@ -669,7 +824,8 @@ def pivot_search(row, buf, in_buf, n_buf, cap, lo, cnt_lo, hi, target, weighted,
 
 
 @device_function
-def finish_row(row, b, K, p, p_mode, ties_all, cut_key, scan, z_total, cand_mass, buf, cap, one, acc, r, outs):
+def finish_row(row, b, K, p, p_mode, ties_all, cut_key, scan, z_total, cand_mass, buf, cap, one, acc, r, outs, hist,
+               bins):
     """Search and tie rules of one row from its pass statistics; writes ``outs[..][b]``.
 
     ``scan = (max key, #max, min keepable key, #min, #keepable, #candidates)``;
@@ -724,7 +880,7 @@ def finish_row(row, b, K, p, p_mode, ties_all, cut_key, scan, z_total, cand_mass
             target = min(K, cnt_lo)
         for _stage in range(2):
             r, z, above, n_eq, cnt_above, in_buf, n_buf = pivot_search(
-                row, buf, in_buf, n_buf, cap, lo, cnt_lo, g_max, target, weighted, ref, acc, r, taus, stats
+                row, buf, in_buf, n_buf, cap, lo, cnt_lo, g_max, target, weighted, ref, acc, r, taus, stats, hist, bins
             )
             if weighted != 0:  # top-p done
                 nt = topp_ties(target, above, weight_of(z, ref), n_eq, ties_all)
@@ -772,7 +928,7 @@ def finish_row(row, b, K, p, p_mode, ties_all, cut_key, scan, z_total, cand_mass
 def select_kernel(
     x, stride_b, stride_v, V,
     k_arr, k_scalar, k_mode, p_arr, p_scalar, p_mode_arg,
-    fmt, ties_all, truncation, cap, one,
+    fmt, ties_all, truncation, cap, one, bins,
     out_thr, out_nties, out_count, out_hit,
 ):  # fmt: skip
     """One block per row (grid ``(B,)``, block ``(THREADS,)``), everything in shared memory."""
@@ -780,10 +936,12 @@ def select_kernel(
     acc = cuda.shared.array(ACC_SIZE, int64)  # accumulator ring
     red = cuda.shared.array((2, THREADS), float64)
     n_slotted = cuda.shared.array(1, int64)
+    hist = shared_hist()
     tid = cuda.threadIdx.x
     b = int64(cuda.blockIdx.x)
     for s in range(tid, ACC_SIZE, THREADS):
         acc[s] = 0
+    clear_hist(hist)
     if tid == 0:
         n_slotted[0] = 0
     cuda.syncthreads()
@@ -799,7 +957,8 @@ def select_kernel(
         ref = (g_max, f32_from_bits(bits_of_key(g_max)), one)
         r, z_total, cand_mass = mass_slice(row, 0, V, cut_key, ref, acc, r)
     outs = (out_thr, out_nties, out_count, out_hit)
-    finish_row(row, b, K, p, p_mode, ties_all, cut_key, scan, z_total, cand_mass, buf, cap, one, acc, r, outs)
+    finish_row(row, b, K, p, p_mode, ties_all, cut_key, scan, z_total, cand_mass, buf, cap, one, acc, r, outs, hist,
+               bins)
 
 
 @device_function
@@ -815,7 +974,7 @@ def split_bounds(V, s, splits):
 def scan_split_kernel(
     x, stride_b, stride_v, V, row0,
     k_arr, k_scalar, k_mode, p_arr, p_scalar, p_mode_arg,
-    fmt, ties_all, truncation, cap, one,
+    fmt, ties_all, truncation, cap, one, bins,
     splits, cand, cand_count, part, cut_keys,
 ):  # fmt: skip
     """Split path, pass 1: block ``(b, s)`` scans split ``s`` of row ``row0 + b``.
@@ -890,7 +1049,7 @@ def combine_parts(part, b, splits, sums, acc, r):
 def mass_split_kernel(
     x, stride_b, stride_v, V, row0,
     k_arr, k_scalar, k_mode, p_arr, p_scalar, p_mode_arg,
-    fmt, ties_all, truncation, cap, one,
+    fmt, ties_all, truncation, cap, one, bins,
     splits, part, cut_keys,
 ):  # fmt: skip
     """Split path, pass 2 (top-p-only rows): softmax mass of split ``s`` into ``part``."""
@@ -921,11 +1080,11 @@ def mass_split_kernel(
         part[b, s, P_CMASS] = zc
 
 
-@kernel
+@kernel(min_blocks=1)
 def finish_split_kernel(
     x, stride_b, stride_v, V, row0,
     k_arr, k_scalar, k_mode, p_arr, p_scalar, p_mode_arg,
-    fmt, ties_all, truncation, cap, one,
+    fmt, ties_all, truncation, cap, one, bins,
     splits, cand, cand_count, part, cut_keys,
     out_thr, out_nties, out_count, out_hit,
 ):  # fmt: skip
@@ -934,11 +1093,13 @@ def finish_split_kernel(
     it as :func:`select_kernel` does."""
     buf = cuda.shared.array(CAP, uint32)
     acc = cuda.shared.array(ACC_SIZE, int64)
+    hist = shared_hist()
     tid = cuda.threadIdx.x
     b = int64(cuda.blockIdx.x)
     row_id = row0 + b
     for i in range(tid, ACC_SIZE, THREADS):
         acc[i] = 0
+    clear_hist(hist)
     cuda.syncthreads()
     K, p, p_mode = row_params(row_id, V, k_arr, k_scalar, k_mode, p_arr, p_scalar, p_mode_arg)
     sums = 1
@@ -954,7 +1115,8 @@ def finish_split_kernel(
     row = (x, row_id * stride_b, stride_v, V, fmt)
     scan = (g_max, n_max, g_min, n_min, n_keep, n_cand)
     outs = (out_thr, out_nties, out_count, out_hit)
-    finish_row(row, row_id, K, p, p_mode, ties_all, cut_keys[b], scan, z_total, cand_mass, buf, cap, one, acc, r, outs)
+    finish_row(row, row_id, K, p, p_mode, ties_all, cut_keys[b], scan, z_total, cand_mass, buf, cap, one, acc, r, outs,
+               hist, bins)
 
 
 @kernel

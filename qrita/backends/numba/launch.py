@@ -33,6 +33,11 @@ MAX_SPLITS = 64
 # Auto split: only while the batch leaves SMs idle, with at least this many
 # entries per block.
 SPLIT_MIN_ENTRIES = 16 * kern.THREADS
+# A search over a row that missed (too many live keys for the candidate buffer) takes wide rounds
+# first (kernels.wide_round: 256 bins a pass, 8 bits of key, where the paper's 3 pivots take 2) until
+# the live keys fit or one key is left; options["wide_miss"] = False keeps the 3-pivot rounds.  The
+# same answers (both are exact); not timed on a GPU yet (branch next/numba-wide-miss)
+WIDE_MISS = True
 # Fixed-point top-p weights: round(exp(x - max) * 2**FRAC_BITS), summed in int64.
 FRAC_BITS = 40
 
@@ -219,6 +224,7 @@ def _select_raw(req: Request, arrays):
         1 if req.options.get("truncation", True) else 0,
         cap,
         fixed_point_one(V),
+        1 if req.options.get("wide_miss", WIDE_MISS) else 0,
     )
     thr = arrays.empty(B, dtype)
     nties = arrays.empty(B, "int32")
