@@ -237,17 +237,20 @@ def test_forced_truncation_misses_and_small_buffers(ties, rng):
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
 def test_wide_miss_rounds_give_the_three_pivot_bits(dtype, ties, rng):
     """A search over a row that missed takes wide rounds (256 bins a pass, ``wide_miss``) or the
-    paper's 3 pivots a round: the same answer, bit for bit, on adversarial rows with per-row k and
-    p (top-k, top-p, k+p, ties, +-inf, NaN, few distinct values), buffers too small for the live
-    keys (so the rounds run over the row), no truncation, and the split path."""
+    paper's 3 pivots a round, and a search over the candidate buffer may take wide rounds too
+    (``wide_buffer``): the same answer, bit for bit, on adversarial rows with per-row k and p
+    (top-k, top-p, k+p, ties, +-inf, NaN, few distinct values), buffers too small for the live
+    keys (so the rounds run over the row), rows that hit, no truncation, and the split path."""
     x = as_logits(adversarial_rows(rng, 301), dtype)
     k, p = per_row_k(301, 12), per_row_p(12)
     for kk, pp in ((k, None), (None, p), (k, p), (40, 0.8)):
         for options in ({"capacity": 5}, {"capacity": 30}, {"truncation": False, "capacity": 2},
-                        {"capacity": 7, "split": 3}):
-            wide = run(x, kk, pp, ties, wide_miss=True, **options)
-            same_bits(wide, run(x, kk, pp, ties, wide_miss=False, **options))
-            check(x, kk, pp, ties, wide)
+                        {"capacity": 7, "split": 3}, {}, {"truncation": False}):
+            three = run(x, kk, pp, ties, wide_miss=False, **options)
+            for wide in ({"wide_miss": True}, {"wide_buffer": True, "wide_miss": False},
+                         {"wide_buffer": True, "wide_miss": True}):
+                same_bits(run(x, kk, pp, ties, **wide, **options), three)
+            check(x, kk, pp, ties, three)
 
 
 @sim
@@ -491,6 +494,7 @@ def test_gpu_wide_miss_rounds_give_the_three_pivot_bits(dtype):
         for options in ({}, {"truncation": False}, {"split": 1}, {"split": 1, "truncation": False}):
             wide = run(x, kk, pp, wide_miss=True, **options)
             same_bits(wide, run(x, kk, pp, wide_miss=False, **options))
+            same_bits(wide, run(x, kk, pp, wide_miss=True, wide_buffer=True, **options))
         check_rows(x, kk, pp, "lowest_index", wide, range(x.shape[0]))
 
 

@@ -3,11 +3,12 @@ finish at one block an SM (launch bounds (512, 1): 128 registers, no spills) aga
 (3-pivot rounds, finish at (512, 2): 64 registers, ~700 B of spills), CUDA-graph medians, V = 131072,
 fp32 select, the harness's inputs (qrita.bench.inputs.make_logits, seed 0), B = 1, 16 and 1024.
 
-Variants, timed alternately (A B C A B C, the smaller of each pair) and compared bit for bit
+Variants, timed alternately (A B C D A B C D, the smaller of each pair) and compared bit for bit
 (threshold, num_ties, count, hit):
   main    wide_miss=False, finish_split_kernel compiled with launch bounds (512, 2)  (main's kernels)
   bounds  wide_miss=False, the branch's finish (512, 1)
   wide    wide_miss=True,  the branch's finish (512, 1)                              (the branch default)
+  wide_buf  and wide_buffer=True (wide rounds over the candidate buffer too; off by default)
 One JSON line a case is appended to OUT.json as it is measured.
 
     python3 ab.py OUT.json            (from the repository root, on the GPU)
@@ -35,6 +36,7 @@ VARIANTS = {
     "main": ({"wide_miss": False}, MAIN_FINISH),
     "bounds": ({"wide_miss": False}, BRANCH_FINISH),
     "wide": ({"wide_miss": True}, BRANCH_FINISH),
+    "wide_buf": ({"wide_miss": True, "wide_buffer": True}, BRANCH_FINISH),
 }
 # dist, B, k, p, extra options (all variants)
 CASES = [(d, B, k, p, {}) for B in (16, 1024) for k, p in ((50, None), (100, 0.9), (None, 0.9))

@@ -16,7 +16,7 @@ P=$OUT/probe.log
 } > $P 2>&1
 timeout 60 python3 -m qrita.backends.numba.compile_check --ptxas > $OUT/compile.log 2>&1
 echo "compile rc=$? t=$((SECONDS-T0))" >> $P
-timeout 200 python3 $D/ab.py $OUT/ab.json > $OUT/ab.log 2>&1
+timeout 240 python3 $D/ab.py $OUT/ab.json > $OUT/ab.log 2>&1
 echo "ab rc=$? t=$((SECONDS-T0))" >> $P
 for B in 16 1024; do
   echo "=== numba select B=$B llm fp32 (branch defaults)" >> $OUT/profile.log

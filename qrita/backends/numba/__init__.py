@@ -40,8 +40,8 @@ FUSED_MASK_LIBS = ("torch", "cupy")
 
 class NumbaBackend(Backend):
     name = "numba"
-    option_names = frozenset({"truncation", "split", "capacity", "fused_mask", "wide_miss"})
-    flag_options = frozenset({"truncation", "fused_mask", "wide_miss"})
+    option_names = frozenset({"truncation", "split", "capacity", "fused_mask", "wide_miss", "wide_buffer"})
+    flag_options = frozenset({"truncation", "fused_mask", "wide_miss", "wide_buffer"})
 
     def __init__(self) -> None:
         self.simulated = _simulator_requested()

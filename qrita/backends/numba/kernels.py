@@ -160,6 +160,9 @@ ARG_PER_ROW = 2
 WIDE_BINS = 256
 WIDE_SLOTS = WIDE_BINS + 1  # the bins and the one above them (a constant: shared array shapes must be)
 WIDE_ROUNDS = 5  # the range is at most 2**32 keys wide and each round takes 8 bits off it
+# wide rounds over the candidate buffer (option wide_buffer) only while it holds more live keys than
+# this (one a thread): below it a 3-pivot round over the buffer is a load a thread
+WIDE_MIN_KEYS = THREADS
 # results of a wide round, written by thread 0 (see wide_round)
 W_STOP, W_LO, W_HI, W_CNT_LO, W_ABOVE, W_N_EQ, W_CNT_ABOVE, W_SIZE = range(8)
 
@@ -652,8 +655,26 @@ def wide_add(hist, m, key, w, weighted):
 
 
 @device_function
-def wide_round(row, lo, hi, target, weighted, ref, hist):
-    """One wide miss round over the row: the live keys ``(lo, ...]`` counted into ``WIDE_BINS``
+def wide_key(key, lo, s, weighted, ref, hist, o_n, o_c):
+    """One key of a wide round (:func:`wide_round`); returns the thread's count and mass of the
+    keys above the last bin (kept in registers until the pass ends)."""
+    if key > lo:
+        w = int64(1)
+        if weighted:
+            w = weight_of(key, ref)
+        m = (key - lo - 1) >> s
+        if m >= WIDE_BINS:
+            o_n += 1
+            o_c += w
+        else:
+            wide_add(hist, m, key, w, weighted)
+    return o_n, o_c
+
+
+@device_function
+def wide_round(row, buf, in_buf, n_buf, lo, hi, target, weighted, ref, hist):
+    """One wide round over the row (or over ``buf[:n_buf]`` when ``in_buf``): the live keys
+    ``(lo, ...]`` counted into ``WIDE_BINS``
     bins of width ``2**s`` (bin ``m`` holds ``lo + m * 2**s < key <= lo + (m + 1) * 2**s``; the
     keys above the last bin share one more).  With ``C`` the mass (or count) above a key, the
     suffix sums of the bins are ``C`` at the bin edges, so the bin ``m*`` whose edges straddle
@@ -669,31 +690,26 @@ def wide_round(row, lo, hi, target, weighted, ref, hist):
         s += 1
     o_n = int64(0)  # the keys above the last bin, counted in registers first
     o_c = int64(0)
-    keys = cuda.local.array(MISS_ITEMS, uint32)
-    tile = THREADS * MISS_ITEMS
-    n_items = row[3]
-    n_tiles = n_items // tile
-    for t in range(n_tiles + 1):
-        if t < n_tiles:
-            load_keys(row, t * tile + tid, keys, MISS_ITEMS)
-        for j in range(MISS_ITEMS):
-            i = t * tile + tid + j * THREADS
-            if t == n_tiles:
-                if i >= n_items:
-                    break
-                key = load_key(row, i)
-            else:
-                key = int64(keys[j])
-            if key > lo:
-                w = int64(1)
-                if weighted:
-                    w = weight_of(key, ref)
-                m = (key - lo - 1) >> s
-                if m >= WIDE_BINS:
-                    o_n += 1
-                    o_c += w
+    if in_buf != 0:
+        for i in range(tid, n_buf, THREADS):
+            o_n, o_c = wide_key(int64(buf[i]), lo, s, weighted, ref, hist, o_n, o_c)
+    else:
+        keys = cuda.local.array(MISS_ITEMS, uint32)
+        tile = THREADS * MISS_ITEMS
+        n_items = row[3]
+        n_tiles = n_items // tile
+        for t in range(n_tiles + 1):
+            if t < n_tiles:
+                load_keys(row, t * tile + tid, keys, MISS_ITEMS)
+            for j in range(MISS_ITEMS):
+                i = t * tile + tid + j * THREADS
+                if t == n_tiles:
+                    if i >= n_items:
+                        break
+                    key = load_key(row, i)
                 else:
-                    wide_add(hist, m, key, w, weighted)
+                    key = int64(keys[j])
+                o_n, o_c = wide_key(key, lo, s, weighted, ref, hist, o_n, o_c)
     if o_n > 0:
         cuda.atomic.add(h_n, WIDE_BINS, uint32(o_n))
         if weighted:
@@ -778,11 +794,18 @@ def pivot_search(row, buf, in_buf, n_buf, cap, lo, cnt_lo, hi, target, weighted,
     Returns ``(r, z*, C(z*), #(== z*), #(> z*), in_buf, n_buf)``.
     """
     c, cnt, zmn, nz = stats
-    if bins != 0:  # wide rounds while the live keys are in the row, too many for the buffer
+    # wide rounds (bins bit 0) while the live keys are in the row, too many for the buffer; (bit 1,
+    # option wide_buffer) over the buffer while it holds more than WIDE_MIN_KEYS live keys
+    if bins != 0:
         for _wide in range(WIDE_ROUNDS):
-            if in_buf != 0 or cnt_lo <= cap or hi - lo <= 1:
+            if hi - lo <= 1:
                 break
-            stop, lo, hi, cnt_lo, above, n_eq, cnt_above = wide_round(row, lo, hi, target, weighted, ref, hist)
+            if in_buf == 0 and ((bins & 1) == 0 or cnt_lo <= cap):
+                break
+            if in_buf != 0 and ((bins & 2) == 0 or cnt_lo <= WIDE_MIN_KEYS):
+                break
+            stop, lo, hi, cnt_lo, above, n_eq, cnt_above = wide_round(
+                row, buf, in_buf, n_buf, lo, hi, target, weighted, ref, hist)
             if stop != 0:
                 return r, hi, above, n_eq, cnt_above, in_buf, n_buf
     for _round in range(MAX_ROUNDS):

@@ -38,6 +38,9 @@ SPLIT_MIN_ENTRIES = 16 * kern.THREADS
 # the live keys fit or one key is left; options["wide_miss"] = False keeps the 3-pivot rounds.  The
 # same answers (both are exact); not timed on a GPU yet (branch next/numba-wide-miss)
 WIDE_MISS = True
+# options["wide_buffer"]: wide rounds over the candidate buffer too (the search of a row that hit),
+# while it holds more than kernels.WIDE_MIN_KEYS live keys; off until an H200 A/B
+WIDE_BUFFER = False
 # Fixed-point top-p weights: round(exp(x - max) * 2**FRAC_BITS), summed in int64.
 FRAC_BITS = 40
 
@@ -224,7 +227,8 @@ def _select_raw(req: Request, arrays):
         1 if req.options.get("truncation", True) else 0,
         cap,
         fixed_point_one(V),
-        1 if req.options.get("wide_miss", WIDE_MISS) else 0,
+        (1 if req.options.get("wide_miss", WIDE_MISS) else 0)
+        | (2 if req.options.get("wide_buffer", WIDE_BUFFER) else 0),
     )
     thr = arrays.empty(B, dtype)
     nties = arrays.empty(B, "int32")
