@@ -198,7 +198,7 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
     # (mass only, span, value lanes, fold, row mode): fold, the update in the round (a top-k at B <=
     # launch.FOLD_MAX_ROWS; the top-p rounds of the option fold_updates run in the interpreter suite only: the
     # folded kernels compile slowly); row mode, one program a row and its update (a top-k above that, wide spans)
-    # chain: the folded rounds of a wave in one launch (option chain_rounds, off by default: launch.CHAIN_ROUNDS)
+    # chain: the folded rounds of a wave in one launch (option chain_rounds; on for one row: launch.CHAIN_MAX_ROWS)
     for mass_only, span, value_lanes, fold, row_mode, chain in (
             (False, span0, False, False, False, False), (True, span0, False, False, False, False),
             (False, launch.WIDE_SPAN, False, False, False, False), (True, span0, True, False, False, False),

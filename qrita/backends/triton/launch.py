@@ -129,11 +129,13 @@ PDL = 2
 # FOLD_MAX_ROWS) in one launch of n_spans * n_rounds programs a row, which take their (round, span) from a row ticket
 # and wait for the previous round's update (kernels.round_kernel CHAIN); the same bits.  A row that hit costs one
 # launch of no-op programs instead of n_rounds launches (B=1 top-k 50 select: four round launches, 4.3 us of kernel
-# time, session 22 call C).  H200 A/B (docs/bench/h200-2026-12-05/session23/ call B, the same bits in 29 cases):
-# B=1 hits 1.2-2.1 us faster (LLM-like top-k 50 select 16.8 -> 15.6 us, masked 20.4 -> 18.5), B=16 2.2-4.1 us
-# slower, misses slower (B=1 truncation off 50.7 -> 55.0).  Off until the GPU suite has run with it on for one row
-# (branch next/triton-chain-b1, docs/bench/prepared/triton-chain-b1/)
-CHAIN_ROUNDS = False
+# time, session 22 call C).  H200 A/B (docs/bench/h200-2026-12-05/session23/ call B, CUDA-graph medians, V=131072,
+# default -> chain, same bits in all 29 cases): B=1 top-k 50 select LLM-like 16.8 -> 15.6 us, Gaussian 16.3 -> 14.5,
+# Zipf 22.9 -> 20.9; masked 20.4 -> 18.5 (LLM-like); k100+p0.9 select 20.4 -> 18.8.  But B=16 top-k 50 +2.2 to
+# +4.1 us, and a row that misses pays its spinning programs (B=1 truncation off 50.7 -> 55.0, B=16 110 -> 127).
+# So on by default only for one row with truncation (CHAIN_MAX_ROWS), where most rows hit; None = that rule
+CHAIN_ROUNDS = None
+CHAIN_MAX_ROWS = 1
 
 
 def miss_rounds(width: int) -> int:
@@ -372,7 +374,8 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         fold = fold and not row_rounds
         # the folded span-grid rounds of a wave in one launch (round_kernel CHAIN; it runs the folded update, so it
         # turns fold_updates on); the same bits
-        chain = bool(opts.get("chain_rounds", CHAIN_ROUNDS)) and not row_rounds
+        chain_default = topk_geometry and truncation and B <= CHAIN_MAX_ROWS if CHAIN_ROUNDS is None else CHAIN_ROUNDS
+        chain = bool(opts.get("chain_rounds", chain_default)) and not row_rounds
         fold = fold or chain
         # (options, not measured yet) how many leading rounds keep the span grid under row_rounds (a row that
         # misses gets its first round over all spans in parallel), and the row-mode rounds' own register cap
