@@ -36,10 +36,10 @@ SPLIT_MIN_ENTRIES = 16 * kern.THREADS
 # A search over a row that missed (too many live keys for the candidate buffer) takes wide rounds
 # first (kernels.wide_round: 256 bins a pass, 8 bits of key, where the paper's 3 pivots take 2) until
 # the live keys fit or one key is left; options["wide_miss"] = False keeps the 3-pivot rounds.  The
-# same answers (both are exact); not timed on a GPU yet (branch next/numba-wide-miss)
+# same answers (both are exact); H100 A/B: top-p rows that miss 1.6-4.5x faster (docs/bench/h100-2026-12-05/session25/)
 WIDE_MISS = True
 # options["wide_buffer"]: wide rounds over the candidate buffer too (the search of a row that hit),
-# while it holds more than kernels.WIDE_MIN_KEYS live keys; off until an H200 A/B
+# while it holds more than kernels.WIDE_MIN_KEYS live keys; off: it cost 30-40 % on Zipf top-k 50 (H100, session 25)
 WIDE_BUFFER = False
 # Fixed-point top-p weights: round(exp(x - max) * 2**FRAC_BITS), summed in int64.
 FRAC_BITS = 40

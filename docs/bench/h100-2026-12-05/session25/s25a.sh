@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# session 24, call A: branch try/chain (launch.CHAIN_MAX_ROWS = 1: chain_rounds on by default for one row with
+# session 24 (written), run as session 25 call A: branch try/chain (launch.CHAIN_MAX_ROWS = 1: chain_rounds on by default for one row with
 # truncation).  On a quiet GPU first the harness's B=1 rows of issue 3 (select and masked in place, fp32 and bf16,
 # V=131072), then side by side: the chain bit test, the Triton conformance suite at real shapes (three -k
 # processes), the backend's and the sampler's GPU tests, and the small-shape conformance tests.
-#   bash docs/bench/h200-2026-12-05/session24/s24a.sh <SHA>      (probe.log, suite.log, b1/ under $OUT)
+#   bash docs/bench/h100-2026-12-05/session25/s25a.sh <SHA>      (probe.log, suite.log, b1/ under $OUT)
 export PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1 PYTHONPATH=.
 SHA=${1:?commit SHA}
 T0=$SECONDS
