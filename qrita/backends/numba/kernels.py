@@ -154,7 +154,7 @@ ARG_NONE = 0
 ARG_SCALAR = 1
 ARG_PER_ROW = 2
 
-# Wide miss rounds (options["miss_bins"], the kernels' ``bins`` argument): a pass over the row
+# Wide miss rounds (option wide_miss, on by default; the kernels' ``bins`` argument): a pass over the row
 # that misses counts its live keys into WIDE_BINS bins of equal key width (plus one for the keys
 # above them) instead of 3 pivots, so a round takes 8 bits of key off the range instead of 2.
 WIDE_BINS = 256
