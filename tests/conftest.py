@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 import zlib
@@ -47,7 +48,50 @@ def _fast_simulator_barriers():
     sys.setswitchinterval(old)
 
 
+def _skip_nested_interpreter_patches() -> None:
+    """Under ``TRITON_INTERPRET=1``, triton 3.9.0's interpreter re-patches ``triton.language`` (an
+    ``inspect.getmembers`` walk of its modules) on every call of a ``@triton.jit`` helper from a kernel,
+    although the launch (``GridExecutor``) already patched it for the whole grid and re-patching changes
+    nothing.  Skip that redundant walk when the launch's patch covers the helper's language modules; the
+    kernels run the same code.  Only for the pinned triton version, whose interpreter this mirrors."""
+    import triton
+
+    if triton.__version__ != "3.9.0":
+        return
+    import inspect
+
+    import triton.language as tl
+    from triton.runtime import interpreter
+
+    def langs_of(fn) -> frozenset:  # the language modules _patch_lang patches for fn
+        return frozenset(id(v) for v in fn.__globals__.values() if inspect.ismodule(v) and v in (tl, tl.core))
+
+    active: list[frozenset] = []
+    grid_call = interpreter.GridExecutor.__call__
+
+    def launch(self, *args, **kwargs):
+        active.append(langs_of(self.fn))
+        try:
+            return grid_call(self, *args, **kwargs)
+        finally:
+            active.pop()
+
+    def device_call(self, *args, **kwargs):  # InterpretedFunction.__call__ of triton 3.9.0, less the re-patch
+        if not (active and langs_of(self.fn) <= active[-1]):
+            interpreter._patch_lang(self.fn)
+        fn = self.rewrite()
+        try:
+            return fn(*args, **kwargs)
+        except Exception as e:
+            raise interpreter.InterpreterError(repr(e)) from e
+
+    interpreter.GridExecutor.__call__ = launch
+    interpreter.InterpretedFunction.__call__ = device_call
+
+
 def pytest_configure(config):
+    if os.environ.get("TRITON_INTERPRET", "") not in ("", "0") and importlib.util.find_spec("triton"):
+        _skip_nested_interpreter_patches()
     try:
         backends.targets()
         backends.simulated_variants()
