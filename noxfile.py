@@ -77,7 +77,13 @@ def triton(session: nox.Session) -> None:
     """
     session.install(TORCH, TRITON, ".[test]", XDIST, *TEST_EXTRAS)
     env = {**NO_SIMULATORS, **SIMULATOR, "TRITON_INTERPRET": "1", "QRITA_TEST_BACKENDS": "triton"}
-    _pytest(session, "-q", "-n", "2", "tests/test_conformance.py", "tests/test_properties.py", *_tests_for("triton"),
+    # the backend's own tests first: its longest tests (40-80 s each) start early and the short conformance tests
+    # fill the end, so neither worker idles long while the other finishes; the compile check (it waits for its
+    # processes) last
+    files = _tests_for("triton")
+    compile_check = [f for f in files if f.endswith("test_triton_compile.py")]
+    first = [f for f in files if f not in compile_check]
+    _pytest(session, "-q", "-n", "2", *first, "tests/test_conformance.py", "tests/test_properties.py", *compile_check,
             env=env)
 
 
