@@ -232,25 +232,34 @@ def test_forced_truncation_misses_and_small_buffers(ties, rng):
     assert not run(x, k, p, ties, truncation=False).hit.any()
 
 
+WIDE_DTYPES = ("float32", "float16", "bfloat16")
+
+
 @sim
 @pytest.mark.parametrize("ties", TIES)
-@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("dtype", WIDE_DTYPES)
 def test_wide_miss_rounds_give_the_three_pivot_bits(dtype, ties, rng):
     """A search over a row that missed takes wide rounds (256 bins a pass, ``wide_miss``) or the
     paper's 3 pivots a round, and a search over the candidate buffer may take wide rounds too
     (``wide_buffer``): the same answer, bit for bit, on adversarial rows with per-row k and p
     (top-k, top-p, k+p, ties, +-inf, NaN, few distinct values), buffers too small for the live
-    keys (so the rounds run over the row), rows that hit, no truncation, and the split path."""
+    keys (so the rounds run over the row), rows that hit, no truncation, and the split path.
+
+    Each of the six (dtype, ties) cases takes every option set with one request, rotated so that
+    the six together take every (options, request) pair (a simulated call costs about half a
+    second: the whole grid in every case took 55 s a case)."""
     x = as_logits(adversarial_rows(rng, 301), dtype)
     k, p = per_row_k(301, 12), per_row_p(12)
-    for kk, pp in ((k, None), (None, p), (k, p), (40, 0.8)):
-        for options in ({"capacity": 5}, {"capacity": 30}, {"truncation": False, "capacity": 2},
-                        {"capacity": 7, "split": 3}, {}, {"truncation": False}):
-            three = run(x, kk, pp, ties, wide_miss=False, **options)
-            for wide in ({"wide_miss": True}, {"wide_buffer": True, "wide_miss": False},
-                         {"wide_buffer": True, "wide_miss": True}):
-                same_bits(run(x, kk, pp, ties, **wide, **options), three)
-            check(x, kk, pp, ties, three)
+    requests = ((k, None), (None, p), (k, p), (40, 0.8))
+    case = WIDE_DTYPES.index(dtype) * len(TIES) + TIES.index(ties)
+    for o, options in enumerate(({"capacity": 5}, {"capacity": 30}, {"truncation": False, "capacity": 2},
+                                 {"capacity": 7, "split": 3}, {}, {"truncation": False})):
+        kk, pp = requests[(case + o) % len(requests)]
+        three = run(x, kk, pp, ties, wide_miss=False, **options)
+        for wide in ({"wide_miss": True}, {"wide_buffer": True, "wide_miss": False},
+                     {"wide_buffer": True, "wide_miss": True}):
+            same_bits(run(x, kk, pp, ties, **wide, **options), three)
+        check(x, kk, pp, ties, three)
 
 
 @sim
