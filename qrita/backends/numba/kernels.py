@@ -160,10 +160,13 @@ ARG_PER_ROW = 2
 WIDE_BINS = 256
 WIDE_SLOTS = WIDE_BINS + 1  # the bins and the one above them (a constant: shared array shapes must be)
 WIDE_ROUNDS = 5  # the range is at most 2**32 keys wide and each round takes 8 bits off it
+# the bins are scanned in WIDE_CHUNKS chunks of WIDE_CHUNK bins, a thread a chunk (see wide_round)
+WIDE_CHUNKS = min(THREADS, 32)
+WIDE_CHUNK = (WIDE_SLOTS + WIDE_CHUNKS - 1) // WIDE_CHUNKS
 # wide rounds over the candidate buffer (option wide_buffer) only while it holds more live keys than
 # this (one a thread): below it a 3-pivot round over the buffer is a load a thread
 WIDE_MIN_KEYS = THREADS
-# results of a wide round, written by thread 0 (see wide_round)
+# results of a wide round, written by the thread whose chunk of bins holds the answer (see wide_round)
 W_STOP, W_LO, W_HI, W_CNT_LO, W_ABOVE, W_N_EQ, W_CNT_ABOVE, W_SIZE = range(8)
 
 # Slots of one row of the block accumulator ring (see end_pass).
@@ -351,6 +354,83 @@ def end_pass(acc, r):
     return r + 1
 
 
+# ---- warp-aggregated shared atomics -------------------------------------------------------
+# Why: the accumulator ring is int64, and ptxas makes every 64-bit shared atomic a compare-and-swap
+# loop on sm_90 (ATOMS.CAST.SPIN.64).  At the end of a pass all THREADS threads hit the same few
+# slots at once, so the loops serialise; summed over each warp with shuffles first, 32 times fewer
+# atomics reach a slot.  Integer sums, maxima and slot claims: the same bits in any order.  Every
+# lane of a warp must call these together (no divergence).  The simulator has no warp intrinsics
+# and runs THREADS = 4 threads a block: there each thread is its own "warp" and does its own atomic.
+# WARP_AGGREGATE = False (set before the first launch: Numba reads globals when it compiles) takes
+# that path on the GPU too, for A/B runs (docs/bench/next-numba-atomics/).
+WARP = 32
+FULL_MASK = 0xFFFFFFFF
+WARP_AGGREGATE = not SIMULATED
+
+
+@device_function
+def is_lead():
+    """Whether this thread adds its warp's aggregate (lane 0; every thread under the simulator)."""
+    return not WARP_AGGREGATE or (cuda.threadIdx.x & (WARP - 1)) == 0
+
+
+@device_function
+def warp_sum(v):
+    """Sum of the int64 ``v`` over the warp, valid in lane 0 (``v`` itself under the simulator)."""
+    if WARP_AGGREGATE:
+        d = WARP // 2
+        while d > 0:
+            v += cuda.shfl_down_sync(FULL_MASK, v, d)
+            d >>= 1
+    return v
+
+
+@device_function
+def warp_max(v):
+    """Maximum of the int64 ``v`` over the warp, valid in lane 0 (``v`` under the simulator)."""
+    if WARP_AGGREGATE:
+        d = WARP // 2
+        while d > 0:
+            v = max(v, cuda.shfl_down_sync(FULL_MASK, v, d))
+            d >>= 1
+    return v
+
+
+@device_function
+def block_add(acc, i, v):
+    """``acc[i] += v`` for the block: the warp's sum, one atomic a warp (none for 0)."""
+    v = warp_sum(v)
+    if is_lead() and v != 0:
+        cuda.atomic.add(acc, i, v)
+
+
+@device_function
+def block_max(acc, i, v):
+    """``acc[i] = max(acc[i], v)`` for the block (``v >= 0``; slots start at 0): one atomic a warp."""
+    v = warp_max(v)
+    if is_lead() and v > 0:
+        cuda.atomic.max(acc, i, v)
+
+
+@device_function
+def claim_slot(acc, i, take):
+    """Slot claims on the counter ``acc[i]``: returns this thread's slot if ``take`` (the counter's
+    old value plus its rank among the warp's takers), anything otherwise.  One atomic a warp."""
+    if not WARP_AGGREGATE:
+        slot = int64(0)
+        if take:
+            slot = cuda.atomic.add(acc, i, 1)
+        return slot
+    mask = cuda.ballot_sync(FULL_MASK, take)
+    lane = cuda.threadIdx.x & (WARP - 1)
+    base = int64(0)
+    if lane == 0 and mask != 0:
+        base = cuda.atomic.add(acc, i, int64(cuda.popc(mask)))
+    base = cuda.shfl_sync(FULL_MASK, base, 0)
+    below = mask & ((uint32(1) << uint32(lane)) - uint32(1))
+    return base + int64(cuda.popc(below))
+
+
 @device_function
 def block_sum_f64(red, a, b):
     """Block sums of two float64 values in a fixed tree order (deterministic)."""
@@ -485,20 +565,19 @@ def scan_slice(row, start, stop, cut_key, cand, cand_count, cand_slot, cap, acc,
         st = scan_step(load_key(row, i), cut_key, cand, cand_count, cand_slot, cap, st)
     l_max, n_max, l_min, n_min, n_keep, n_over = st
     at = (r % 3) * NS
-    cuda.atomic.max(acc, at + 0, l_max)
-    cuda.atomic.max(acc, at + 1, BIG - l_min)
-    cuda.atomic.add(acc, at + 2, n_keep)
-    cuda.atomic.add(acc, at + 3, n_over)
+    # the max slot starts at 0 and keys are >= 0: a thread without entries (l_max = -1) adds nothing
+    block_max(acc, at + 0, l_max)
+    block_max(acc, at + 1, BIG - l_min)
+    block_add(acc, at + 2, n_keep)
+    block_add(acc, at + 3, n_over)
     r = end_pass(acc, r)
     g_max = acc[at + 0]
     g_min = BIG - acc[at + 1]
     g_keep = acc[at + 2]
     g_over = acc[at + 3]
     at = (r % 3) * NS
-    if n_max > 0 and l_max == g_max:
-        cuda.atomic.add(acc, at + 0, n_max)
-    if n_min > 0 and l_min == g_min:
-        cuda.atomic.add(acc, at + 1, n_min)
+    block_add(acc, at + 0, n_max if l_max == g_max else int64(0))
+    block_add(acc, at + 1, n_min if l_min == g_min else int64(0))
     r = end_pass(acc, r)
     return r, (g_max, acc[at + 0], g_min, acc[at + 1], g_keep, g_over)
 
@@ -527,8 +606,8 @@ def mass_slice(row, start, stop, cut_key, ref, acc, r):
         if key > cut_key:
             zc += w
     at = (r % 3) * NS
-    cuda.atomic.add(acc, at + 0, z)
-    cuda.atomic.add(acc, at + 1, zc)
+    block_add(acc, at + 0, z)
+    block_add(acc, at + 1, zc)
     r = end_pass(acc, r)
     return r, acc[at + 0], acc[at + 1]
 
@@ -545,16 +624,20 @@ def gather_pass(row, lo, buf, cap, acc, r):
         load_keys(row, t * tile + cuda.threadIdx.x, keys, MISS_ITEMS)
         for j in range(MISS_ITEMS):
             key = int64(keys[j])
-            if key > lo:
-                slot = cuda.atomic.add(acc, at + 0, 1)
-                if slot < cap:
-                    buf[slot] = key
-    for i in range(n_tiles * tile + cuda.threadIdx.x, row[3], THREADS):
-        key = load_key(row, i)
-        if key > lo:
-            slot = cuda.atomic.add(acc, at + 0, 1)
-            if slot < cap:
+            slot = claim_slot(acc, at + 0, key > lo)
+            if key > lo and slot < cap:
                 buf[slot] = key
+    # the rest: every thread takes the same trip count (claim_slot needs whole warps)
+    for i0 in range(n_tiles * tile, row[3], THREADS):
+        i = i0 + cuda.threadIdx.x
+        key = int64(0)
+        take = False
+        if i < row[3]:
+            key = load_key(row, i)
+            take = key > lo
+        slot = claim_slot(acc, at + 0, take)
+        if take and slot < cap:
+            buf[slot] = key
     r = end_pass(acc, r)
     return r, acc[at + 0]
 
@@ -616,11 +699,10 @@ def pivot_pass(row, buf, in_buf, n_items, taus, weighted, ref, acc, r, stats):
             key = load_key(row, i)
         pivot_add(key, t, weighted, ref, l_c, l_n, l_z, l_nz)
     at = (r % 3) * NS
-    for j in range(NUM_PIVOTS):
-        if l_n[j] > 0:
-            cuda.atomic.add(acc, at + j, l_c[j])
-            cuda.atomic.add(acc, at + NUM_PIVOTS + j, l_n[j])
-            cuda.atomic.max(acc, at + 2 * NUM_PIVOTS + j, BIG - l_z[j])
+    for j in range(NUM_PIVOTS):  # l_z[j] = BIG (adds 0 to the max) where l_n[j] = 0
+        block_add(acc, at + j, l_c[j])
+        block_add(acc, at + NUM_PIVOTS + j, l_n[j])
+        block_max(acc, at + 2 * NUM_PIVOTS + j, BIG - l_z[j])
     r = end_pass(acc, r)
     for j in range(NUM_PIVOTS):
         c[j] = acc[at + j]
@@ -628,8 +710,7 @@ def pivot_pass(row, buf, in_buf, n_items, taus, weighted, ref, acc, r, stats):
         zmn[j] = BIG - acc[at + 2 * NUM_PIVOTS + j]
     at = (r % 3) * NS
     for j in range(NUM_PIVOTS):
-        if l_nz[j] > 0 and l_z[j] == zmn[j]:
-            cuda.atomic.add(acc, at + j, l_nz[j])
+        block_add(acc, at + j, l_nz[j] if l_z[j] == zmn[j] else int64(0))
     r = end_pass(acc, r)
     for j in range(NUM_PIVOTS):
         nz[j] = acc[at + j]
@@ -641,7 +722,7 @@ def wide_add(hist, m, key, w, weighted):
     """Key ``key`` (weight ``w``) into bin ``m`` of a wide round: its count, its mass as two
     32-bit words (the carry of the low word's atomic add goes into the high word: exact, and no
     64-bit shared atomics, which are compare-and-swap loops on sm_90), its smallest and largest key."""
-    h_n, h_lo, h_hi, h_min, h_max, _res = hist
+    h_n, h_lo, h_hi, h_min, h_max, _res, _ch_n, _ch_c = hist
     cuda.atomic.add(h_n, m, uint32(1))
     if weighted:
         w_lo = uint32(w & 0xFFFFFFFF)
@@ -682,7 +763,7 @@ def wide_round(row, buf, in_buf, n_buf, lo, hi, target, weighted, ref, hist):
     that bin's ``(smallest key - 1, largest key]``; if the bin holds one distinct key, it is the
     answer (the state machine's STOP, with the same statistics).  Every sum is of integers, so the
     atomics give the same bits in any order.  Fills ``hist``'s ``res`` (every thread reads it)."""
-    h_n, h_lo, h_hi, h_min, h_max, res = hist
+    h_n, h_lo, h_hi, h_min, h_max, res, ch_n, ch_c = hist
     tid = cuda.threadIdx.x
     width = hi - lo
     s = int64(0)
@@ -718,30 +799,53 @@ def wide_round(row, buf, in_buf, n_buf, lo, hi, target, weighted, ref, hist):
             if uint32(o_c >> 32) + carry != 0:
                 cuda.atomic.add(h_hi, WIDE_BINS, uint32(o_c >> 32) + carry)
     cuda.syncthreads()
-    if tid == 0:
-        s_n = int64(0)  # the suffix sums above bin m
-        s_c = int64(0)
-        for mm in range(WIDE_SLOTS):
-            m = WIDE_BINS - mm
+    # Find m*: bin m is it iff S(m) < target <= S(m) + c(m), with S(m) the mass (or count) of the
+    # bins above m (suffix sums grow as m falls, so exactly one bin passes; empty bins never do).
+    # A thread a chunk of WIDE_CHUNK bins: its chunk's sums, then, after a barrier, the chunks
+    # above it and its own bins from the top (about 50 dependent steps where one thread's walk
+    # over the 257 bins took 257).
+    if tid < WIDE_CHUNKS:
+        t_n = int64(0)
+        t_c = int64(0)
+        for m in range(tid * WIDE_CHUNK, min((tid + 1) * WIDE_CHUNK, WIDE_SLOTS)):
             n_m = int64(h_n[m])
-            c_m = n_m
+            t_n += n_m
             if weighted:
-                c_m = (int64(h_hi[m]) << 32) + int64(h_lo[m])
-            if s_c + c_m >= target:  # m is m*: C(lower edge) >= target > C(upper edge) = s_c
-                kmin = int64(h_min[m])
-                kmax = int64(h_max[m])
-                res[W_STOP] = 1 if kmin == kmax else 0
-                res[W_LO] = kmin - 1
-                res[W_HI] = kmax
-                res[W_CNT_LO] = s_n + n_m
-                res[W_ABOVE] = s_c
-                res[W_N_EQ] = n_m
-                res[W_CNT_ABOVE] = s_n
-                break
-            s_n += n_m
-            s_c += c_m
+                t_c += (int64(h_hi[m]) << 32) + int64(h_lo[m])
+            else:
+                t_c += n_m
+        ch_n[tid] = t_n
+        ch_c[tid] = t_c
     cuda.syncthreads()
-    for m in range(tid, WIDE_SLOTS, THREADS):  # cleared for the next round (read by thread 0 only)
+    if tid < WIDE_CHUNKS:
+        s_n = int64(0)  # the sums above this chunk, then above bin m
+        s_c = int64(0)
+        for u in range(tid + 1, WIDE_CHUNKS):
+            s_n += ch_n[u]
+            s_c += ch_c[u]
+        if s_c < target:  # else m* lies above this chunk
+            for mm in range(WIDE_CHUNK):
+                m = (tid + 1) * WIDE_CHUNK - 1 - mm
+                if m < WIDE_SLOTS:
+                    n_m = int64(h_n[m])
+                    c_m = n_m
+                    if weighted:
+                        c_m = (int64(h_hi[m]) << 32) + int64(h_lo[m])
+                    if s_c + c_m >= target:  # and s_c < target: m is m*
+                        kmin = int64(h_min[m])
+                        kmax = int64(h_max[m])
+                        res[W_STOP] = 1 if kmin == kmax else 0
+                        res[W_LO] = kmin - 1
+                        res[W_HI] = kmax
+                        res[W_CNT_LO] = s_n + n_m
+                        res[W_ABOVE] = s_c
+                        res[W_N_EQ] = n_m
+                        res[W_CNT_ABOVE] = s_n
+                        break
+                    s_n += n_m
+                    s_c += c_m
+    cuda.syncthreads()
+    for m in range(tid, WIDE_SLOTS, THREADS):  # cleared for the next round (read before the barrier above)
         h_n[m] = 0
         h_lo[m] = 0
         h_hi[m] = 0
@@ -768,13 +872,15 @@ def shared_hist():
     h_min = cuda.shared.array(WIDE_SLOTS, uint32)
     h_max = cuda.shared.array(WIDE_SLOTS, uint32)
     res = cuda.shared.array(W_SIZE, int64)
-    return (h_n, h_lo, h_hi, h_min, h_max, res)
+    ch_n = cuda.shared.array(WIDE_CHUNKS, int64)  # per chunk of bins: count and mass (wide_round)
+    ch_c = cuda.shared.array(WIDE_CHUNKS, int64)
+    return (h_n, h_lo, h_hi, h_min, h_max, res, ch_n, ch_c)
 
 
 @device_function
 def clear_hist(hist):
     """The wide rounds' bins, empty (a barrier before any round reads them)."""
-    h_n, h_lo, h_hi, h_min, h_max, _res = hist
+    h_n, h_lo, h_hi, h_min, h_max, _res, _ch_n, _ch_c = hist
     for m in range(cuda.threadIdx.x, WIDE_SLOTS, THREADS):
         h_n[m] = 0
         h_lo[m] = 0
@@ -958,7 +1064,7 @@ def select_kernel(
     buf = cuda.shared.array(CAP, uint32)  # [cap] candidate keys
     acc = cuda.shared.array(ACC_SIZE, int64)  # accumulator ring
     red = cuda.shared.array((2, THREADS), float64)
-    n_slotted = cuda.shared.array(1, int64)
+    n_slotted = cuda.shared.array(1, uint32)  # 32-bit: a native shared atomic (64-bit is a CAS loop)
     hist = shared_hist()
     tid = cuda.threadIdx.x
     b = int64(cuda.blockIdx.x)
