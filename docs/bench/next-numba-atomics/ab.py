@@ -17,7 +17,6 @@ One JSON line a case is appended to OUT.json.
 
 import json
 import os
-import statistics
 import sys
 
 import torch
@@ -25,6 +24,7 @@ import torch
 import qrita
 import qrita.backends.numba.kernels as K
 from qrita.bench.inputs import make_logits
+from qrita.bench.measure import _graph_median_us as graph_median_us  # the harness's timing
 
 VARIANT = sys.argv[2]
 DRY = "--dry" in sys.argv
@@ -58,26 +58,8 @@ def answer(x, k, p, options):
 
 
 def timed(x, k, p, options):
-    """CUDA-graph median (us a call) of INNER captured calls."""
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(2):
-            call(x, k, p, options)
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for _ in range(INNER):
-            call(x, k, p, options)
-    times = []
-    for _ in range(7):
-        a, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        g.replay()
-        e.record()
-        torch.cuda.synchronize()
-        times.append(a.elapsed_time(e) * 1e3 / INNER)
-    return statistics.median(times)
+    """CUDA-graph median (us a call) of INNER captured calls over 7 replays: the harness's own timing."""
+    return graph_median_us(lambda: call(x, k, p, options), INNER, 7)
 
 
 def main():
