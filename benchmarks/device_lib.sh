@@ -1,0 +1,42 @@
+# Shell functions for the device scripts under docs/bench/ (sourced: `. benchmarks/device_lib.sh`), so that
+# each script holds only what it runs.  They expect $OUT (the device's output folder), $P (the probe log
+# under it) and T0=$SECONDS set by the script.
+
+# device_probe SHA LABEL: the commit, the GPU and the library versions, as the first lines of $P
+device_probe() {
+  { echo "== commit $1 $2"
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
+    python3 - <<'PY'
+import importlib
+found = []
+for name in ("torch", "triton", "cupy", "numba", "numba_cuda"):
+    try:
+        found.append(f"{name} {importlib.import_module(name).__version__}")
+    except Exception:  # not on this machine
+        pass
+print(", ".join(found))
+PY
+  } > "$P" 2>&1
+}
+
+# run_suite NAME BACKENDS LIMIT_S PYTEST_ARGS...: one pytest process (QRITA_TEST_BACKENDS=BACKENDS), its log in
+# /tmp/suite_NAME.log, its exit status and the elapsed time appended to $P
+run_suite() {
+  local name=$1 backends=$2 limit=$3
+  shift 3
+  QRITA_TEST_BACKENDS=$backends timeout "$limit" python3 -m pytest -v -p no:cacheprovider -rfE "$@" \
+    > "/tmp/suite_$name.log" 2>&1
+  echo "$name rc=$? t=$((SECONDS - T0))" >> "$P"
+}
+
+# summarize_suites NAME...: passed / skipped / failed counts, failures and pytest's last lines of each run into
+# $OUT/suite.log, then every test outcome of the first one
+summarize_suites() {
+  local f
+  for f in "$@"; do
+    echo "== $f passed=$(grep -c PASSED "/tmp/suite_$f.log") skipped=$(grep -c SKIPPED "/tmp/suite_$f.log") failed=$(grep -c FAILED "/tmp/suite_$f.log")"
+    grep -E "FAILED|ERROR|Error" "/tmp/suite_$f.log" | head -20 | cut -c1-300
+    tail -2 "/tmp/suite_$f.log" | cut -c1-300
+  done > "$OUT/suite.log"
+  grep -v -i warn "/tmp/suite_$1.log" | grep -E "PASSED|FAILED|ERROR|SKIPPED" | cut -c1-200 >> "$OUT/suite.log"
+}
