@@ -51,9 +51,13 @@ def _fast_simulator_barriers():
 def _skip_nested_interpreter_patches() -> None:
     """Under ``TRITON_INTERPRET=1``, triton 3.9.0's interpreter re-patches ``triton.language`` (an
     ``inspect.getmembers`` walk of its modules) on every call of a ``@triton.jit`` helper from a kernel,
-    although the launch (``GridExecutor``) already patched it for the whole grid and re-patching changes
-    nothing.  Skip that redundant walk when the launch's patch covers the helper's language modules; the
-    kernels run the same code.  Only for the pinned triton version, whose interpreter this mirrors."""
+    although the modules are already patched: by the launch (``GridExecutor``, for the whole grid) or by an
+    earlier helper call (whose patch is never undone).  Re-patching then changes nothing: a patched member
+    is no longer a builtin, so the walk skips it.  Skip the walk where every language module the helper
+    sees is patched already (``triton.language.standard``'s helpers, e.g. ``tl.sum``, see ``tl.core``, which
+    a kernel's launch does not patch: a third of the interpreter's time went on these walks); the kernels
+    run the same code.  A module left unpatched would fail loudly (a builtin called without its
+    ``_semantic``), not silently.  Only for the pinned triton version, whose interpreter this mirrors."""
     import triton
 
     if triton.__version__ != "3.9.0":
@@ -63,21 +67,24 @@ def _skip_nested_interpreter_patches() -> None:
     import triton.language as tl
     from triton.runtime import interpreter
 
-    def langs_of(fn) -> frozenset:  # the language modules _patch_lang patches for fn
-        return frozenset(id(v) for v in fn.__globals__.values() if inspect.ismodule(v) and v in (tl, tl.core))
+    def langs_of(fn) -> list:  # the language modules _patch_lang patches for fn
+        return [v for v in fn.__globals__.values() if inspect.ismodule(v) and v in (tl, tl.core)]
+
+    def patched(lang) -> bool:  # _patch_builtin replaces every builtin of a module at once (and a restore
+        return not tl.core.is_builtin(lang.full)  # puts them all back): one of them tells the state
 
     active: list[frozenset] = []
     grid_call = interpreter.GridExecutor.__call__
 
     def launch(self, *args, **kwargs):
-        active.append(langs_of(self.fn))
+        active.append(frozenset(id(m) for m in langs_of(self.fn)))
         try:
             return grid_call(self, *args, **kwargs)
         finally:
             active.pop()
 
     def device_call(self, *args, **kwargs):  # InterpretedFunction.__call__ of triton 3.9.0, less the re-patch
-        if not (active and langs_of(self.fn) <= active[-1]):
+        if not (active and all(id(m) in active[-1] or patched(m) for m in langs_of(self.fn))):
             interpreter._patch_lang(self.fn)
         fn = self.rewrite()
         try:
