@@ -58,9 +58,9 @@ def signatures():
         by_name = dict(
             x=arr(bits), out=arr(bits), out_thr=arr(bits), thr_bits=arr(bits), k_arr=arr(k_t), p_arr=arr(p_t),
             p_scalar=T.float64, out_nties=arr(T.int32), out_count=arr(T.int32), nties=arr(T.int32),
-            out_hit=arr(T.boolean), cand=arr(T.uint32, 2), cand_count=arr(T.int64), part=arr(T.int64, 3),
-            cut_keys=arr(T.int64), cut_idx=arr(T.int64), a=arr(T.int64), bits=arr(bits), keys=arr(T.int64),
-            back=arr(bits))
+            out_hit=arr(T.boolean), out_cut=arr(T.int64), cand=arr(T.uint32, 2), cand_count=arr(T.int64),
+            part=arr(T.int64, 3), cut_keys=arr(T.int64), cut_idx=arr(T.int64), a=arr(T.int64), bits=arr(bits),
+            keys=arr(T.int64), back=arr(bits))
         scalars = {"stride_b", "stride_v", "V", "row0", "k_scalar", "k_mode", "p_mode_arg", "fmt", "ties_all",
                    "truncation", "cap", "one", "bins", "splits", "out_b", "out_v", "inplace", "fill"}
         for name in KERNELS:

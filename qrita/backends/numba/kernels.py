@@ -142,6 +142,7 @@ KEY_NEG_INF = _KC.key_neg_inf  # keys above it are keepable
 KEY_POS_INF = _KC.key_pos_inf
 MAX_ROUNDS = core_search.max_rounds(_KC.width, NUM_PIVOTS)
 BIG = 1 << 40  # above every key: "no such key", and the no-cut sentinel
+CUT_SCAN = -2  # finish_row's cut index of a row whose boundary group is cut: cut_index_kernel finds it
 
 # Input formats: how the raw bits of one stored value become float32 bits.
 FMT_F32 = 0
@@ -957,6 +958,10 @@ def finish_row(row, b, K, p, p_mode, ties_all, cut_key, scan, z_total, cand_mass
                bins):
     """Search and tie rules of one row from its pass statistics; writes ``outs[..][b]``.
 
+    ``outs[4][b]`` is the masking's cut index when the search settles it: ``-1`` when no
+    entry equal to the threshold is kept, ``V`` when all of them are (the boundary group is
+    whole), else ``CUT_SCAN``: ``cut_index_kernel`` must find it in the row.
+
     ``scan = (max key, #max, min keepable key, #min, #keepable, #candidates)``;
     ``buf`` holds the candidates when they fit (``<= cap``).  The top-k stage
     (if any) and the top-p stage share one search loop.
@@ -972,6 +977,7 @@ def finish_row(row, b, K, p, p_mode, ties_all, cut_key, scan, z_total, cand_mass
     z = int64(KEY_NEG_INF)
     nt = int64(0)
     count = int64(0)
+    n_all = int64(0)  # entries equal to the threshold, kept or not
     hit = 0
     cut_fits = cut_key != BIG and n_cand <= cap
     if g_max <= KEY_NEG_INF:
@@ -981,12 +987,14 @@ def finish_row(row, b, K, p, p_mode, ties_all, cut_key, scan, z_total, cand_mass
         nt = int64(1)
         if ties_all != 0:
             nt = n_max
+        n_all = n_max
         count = nt
         if K > 0 and cut_fits and n_cand >= K:
             hit = 1
     elif K == 0 and p_mode == 0:  # nothing to cut: every keepable entry
         z = g_min
         nt = n_min
+        n_all = n_min
         count = n_keep
     else:
         # The first stage: top-k (weights 1) or, without top-k, top-p over the whole row.
@@ -1011,6 +1019,7 @@ def finish_row(row, b, K, p, p_mode, ties_all, cut_key, scan, z_total, cand_mass
             r, z, above, n_eq, cnt_above, in_buf, n_buf = pivot_search(
                 row, buf, in_buf, n_buf, cap, lo, cnt_lo, g_max, target, weighted, ref, acc, r, taus, stats, hist, bins
             )
+            n_all = n_eq
             if weighted != 0:  # top-p done
                 nt = topp_ties(target, above, weight_of(z, ref), n_eq, ties_all)
                 count = cnt_above + nt
@@ -1037,7 +1046,13 @@ def finish_row(row, b, K, p, p_mode, ties_all, cut_key, scan, z_total, cand_mass
             cnt_lo = above
             weighted = 1
     if cuda.threadIdx.x == 0:
-        out_thr, out_nties, out_count, out_hit = outs
+        out_thr, out_nties, out_count, out_hit, out_cut = outs
+        cut = int64(CUT_SCAN)
+        if nt == 0:
+            cut = int64(-1)
+        elif nt == n_all:
+            cut = row[3]
+        out_cut[b] = cut
         out_thr[b] = out_bits(bits_of_key(z), row[4])
         out_nties[b] = nt
         out_count[b] = count
@@ -1058,7 +1073,7 @@ def select_kernel(
     x, stride_b, stride_v, V,
     k_arr, k_scalar, k_mode, p_arr, p_scalar, p_mode_arg,
     fmt, ties_all, truncation, cap, one, bins,
-    out_thr, out_nties, out_count, out_hit,
+    out_thr, out_nties, out_count, out_hit, out_cut,
 ):  # fmt: skip
     """One block per row (grid ``(B,)``, block ``(THREADS,)``), everything in shared memory."""
     buf = cuda.shared.array(CAP, uint32)  # [cap] candidate keys
@@ -1085,7 +1100,7 @@ def select_kernel(
     if K == 0 and p_mode == 2 and g_max > KEY_NEG_INF:
         ref = (g_max, f32_from_bits(bits_of_key(g_max)), one)
         r, z_total, cand_mass = mass_slice(row, 0, V, cut_key, ref, acc, r)
-    outs = (out_thr, out_nties, out_count, out_hit)
+    outs = (out_thr, out_nties, out_count, out_hit, out_cut)
     finish_row(row, b, K, p, p_mode, ties_all, cut_key, scan, z_total, cand_mass, buf, cap, one, acc, r, outs, hist,
                bins)
 
@@ -1215,7 +1230,7 @@ def finish_split_kernel(
     k_arr, k_scalar, k_mode, p_arr, p_scalar, p_mode_arg,
     fmt, ties_all, truncation, cap, one, bins,
     splits, cand, cand_count, part, cut_keys,
-    out_thr, out_nties, out_count, out_hit,
+    out_thr, out_nties, out_count, out_hit, out_cut,
 ):  # fmt: skip
     """Split path, last step: combine the partials of row ``row0 + b`` (integers, so in
     any order: :func:`combine_parts`), load its candidates into shared memory and finish
@@ -1243,7 +1258,7 @@ def finish_split_kernel(
     cuda.syncthreads()
     row = (x, row_id * stride_b, stride_v, V, fmt)
     scan = (g_max, n_max, g_min, n_min, n_keep, n_cand)
-    outs = (out_thr, out_nties, out_count, out_hit)
+    outs = (out_thr, out_nties, out_count, out_hit, out_cut)
     finish_row(row, row_id, K, p, p_mode, ties_all, cut_keys[b], scan, z_total, cand_mass, buf, cap, one, acc, r, outs,
                hist, bins)
 
@@ -1268,14 +1283,22 @@ def keys_kernel(bits, fmt, keys, back):
 # ---- fused masking ------------------------------------------------------------------
 
 MASK_ITEMS = 4  # entries per thread of mask_kernel
+# Entries a thread tests back to back in each chunk of cut_index_kernel: one block scan (18
+# barriers) a chunk of THREADS * CUT_ITEMS entries, where one entry a thread cost a scan every 512.
+CUT_ITEMS = 8
 
 
 @kernel
 def cut_index_kernel(x, stride_b, stride_v, V, fmt, thr_bits, nties, cut_idx):
     """One block per row: the index of the ``nties``-th entry equal to the threshold, in
-    index order (-1 when ``nties`` is 0).  A block prefix sum over chunks of the row, with
-    an early exit once it is found; shared-memory only (simulator-runnable)."""
+    index order, where :func:`finish_row` left ``CUT_SCAN`` in ``cut_idx`` (it settles
+    the rows whose boundary group is kept whole, or not at all, without reading them).
+    Chunks of ``THREADS * CUT_ITEMS`` entries, ``CUT_ITEMS`` consecutive ones a thread;
+    a block prefix sum of the threads' counts a chunk, and an early exit once found;
+    shared-memory only (simulator-runnable)."""
     b = cuda.blockIdx.x
+    if cut_idx[b] != CUT_SCAN:  # block-uniform
+        return
     t = cuda.threadIdx.x
     flags = cuda.shared.array(THREADS, int64)
     state = cuda.shared.array(2, int64)  # [0]: equal entries seen before this chunk, [1]: the index found
@@ -1287,13 +1310,14 @@ def cut_index_kernel(x, stride_b, stride_v, V, fmt, thr_bits, nties, cut_idx):
         state[1] = -1
     cuda.syncthreads()
     start = int64(0)
-    while want > 0 and start < V:  # block-uniform condition
-        i = start + t
-        eq = int64(0)
-        if i < V:
-            if load_key(row, i) == thr_key:
-                eq = 1
-        flags[t] = eq
+    while start < V:  # block-uniform condition
+        first = start + int64(t) * CUT_ITEMS
+        mine = int64(0)
+        for j in range(CUT_ITEMS):
+            if first + j < V:
+                if load_key(row, first + j) == thr_key:
+                    mine += 1
+        flags[t] = mine
         cuda.syncthreads()
         off = 1
         while off < THREADS:  # inclusive Hillis-Steele scan
@@ -1305,15 +1329,22 @@ def cut_index_kernel(x, stride_b, stride_v, V, fmt, thr_bits, nties, cut_idx):
             cuda.syncthreads()
             off *= 2
         seen = state[0]
-        if eq == 1 and seen + flags[t] == want:
-            state[1] = i
+        before = seen + flags[t] - mine  # equal entries before this thread's first
+        if mine > 0 and before < want <= before + mine:  # exactly one thread
+            rank = want - before
+            for j in range(CUT_ITEMS):
+                if rank > 0 and first + j < V:
+                    if load_key(row, first + j) == thr_key:
+                        rank -= 1
+                        if rank == 0:
+                            state[1] = first + j
         cuda.syncthreads()
         if t == 0:
             state[0] = seen + flags[THREADS - 1]
         cuda.syncthreads()
         if state[1] >= 0:
             break
-        start += THREADS
+        start += THREADS * CUT_ITEMS
         cuda.syncthreads()
     if t == 0:
         cut_idx[b] = state[1]

@@ -213,12 +213,13 @@ def run_select(req: Request) -> SelectResult:
     """``(threshold, num_ties, count, hit)`` of every row, on the caller's device and stream."""
     arrays = _SimulatedArrays(req) if kern.SIMULATED else _DeviceArrays(req)
     with arrays.context():
-        thr, nties, count, hit = _select_raw(req, arrays)
+        thr, nties, count, hit, _cut = _select_raw(req, arrays)
     return arrays.result(thr, nties, count, hit, req.dtype)
 
 
 def _select_raw(req: Request, arrays):
-    """The select launches; returns the raw output arrays (thresholds as their bits' holders)."""
+    """The select launches; returns the raw output arrays (thresholds as their bits' holders) and
+    the masking's cut index a row (``kernels.finish_row``: ``CUT_SCAN`` where the row must be read)."""
     B, V, dtype = req.B, req.V, req.dtype
     cap = max(1, min(int(req.options.get("capacity") or kern.CAP), kern.CAP))
     params = (
@@ -234,19 +235,21 @@ def _select_raw(req: Request, arrays):
     nties = arrays.empty(B, "int32")
     count = arrays.empty(B, "int32")
     hit = arrays.empty(B, "bool")
+    cut = arrays.empty(B, "int64")
     if B > 0:
         stream = arrays.stream()
         x, stride_b, stride_v = arrays.flat_bits(req.logits, dtype)
         k_arr, k_scalar, k_mode = _row_arg(arrays, req.k, arrays.scratch((1,), "int64"))
         p_arr, p_scalar, p_mode = _row_arg(arrays, req.p, arrays.scratch((1,), "float32"))
         rows = (k_arr, int(k_scalar), k_mode, p_arr, float(p_scalar), p_mode)
-        outs = (arrays.vector(thr, _BITS[dtype]), arrays.vector(nties), arrays.vector(count), arrays.vector(hit))
+        outs = (arrays.vector(thr, _BITS[dtype]), arrays.vector(nties), arrays.vector(count), arrays.vector(hit),
+                arrays.vector(cut))
         splits = choose_splits(req, arrays)
         if splits == 1:
             kern.select_kernel[B, kern.THREADS, stream](x, stride_b, stride_v, V, *rows, *params, *outs)
         else:
             _run_split(arrays, stream, x, stride_b, stride_v, B, V, rows, params, splits, outs)
-    return thr, nties, count, hit
+    return thr, nties, count, hit, cut
 
 
 def fill_bits(mask_value: float, dtype: str) -> int:
@@ -265,8 +268,9 @@ def run_mask(req: Request, mask_value: float, out):
     """Fused select + mask: ``mask_value`` wherever an entry is not kept, in place when
     ``out`` is given (it is the logits), else into a new array of the caller's library.
 
-    No ``[B, V]`` scratch: a per-row cut index (``cut_index_kernel``) settles the tie
-    group, then ``mask_kernel`` writes.  Returns None when the generic path must do it
+    No ``[B, V]`` scratch: a per-row cut index settles the tie group (the search's own where
+    the group is kept whole or not at all, else ``cut_index_kernel`` reads the row up to
+    it), then ``mask_kernel`` writes.  Returns None when the generic path must do it
     (device arrays with negative strides)."""
     arrays = _SimulatedArrays(req) if kern.SIMULATED else _DeviceArrays(req)
     B, V, dtype = req.B, req.V, req.dtype
@@ -274,7 +278,7 @@ def run_mask(req: Request, mask_value: float, out):
     if not arrays.simulated and inplace and any(s < 0 for s in arrays._layout(req.logits)[1]):
         return None
     with arrays.context():
-        thr, nties, _count, _hit = _select_raw(req, arrays)
+        thr, nties, _count, _hit, cut = _select_raw(req, arrays)
         if arrays.simulated:  # raw bits in numpy; copied into the caller's array below
             target = np.empty((B, V), dtype=_BITS[dtype])
         elif not inplace:
@@ -291,7 +295,7 @@ def run_mask(req: Request, mask_value: float, out):
             else:
                 t_flat, tb, tv = arrays.flat_bits(target, dtype)
             thr_bits = arrays.vector(thr, _BITS[dtype])
-            cut = arrays.scratch((B,), "int64")
+            cut = arrays.vector(cut)  # finish_row's cut index; the kernel scans the rows left at CUT_SCAN
             fmt = kern.FMT_OF_DTYPE[dtype]
             kern.cut_index_kernel[B, kern.THREADS, stream](x, sb, sv, V, fmt, thr_bits, arrays.vector(nties), cut)
             per_block = kern.THREADS * kern.MASK_ITEMS
