@@ -235,6 +235,30 @@ def test_forced_truncation_misses_and_small_buffers(ties, rng):
 WIDE_DTYPES = ("float32", "float16", "bfloat16")
 
 
+RANK_DTYPES = ("float32", "bfloat16")
+
+
+@sim
+@pytest.mark.parametrize("ties", TIES)
+@pytest.mark.parametrize("dtype", RANK_DTYPES)
+def test_rank_select_gives_the_pivot_rounds_bits(dtype, ties, rng):
+    """A search over a small candidate buffer ranks its keys in one pass (``rank_select``, on by
+    default) instead of taking 3-pivot rounds: the same answer, bit for bit, and the oracle's, on
+    adversarial rows (ties, +-inf, NaN, few distinct values) with per-row and scalar k and p (top-k,
+    top-p over the whole row, top-p over the top-k survivors), buffers that hold the keys and ones
+    that do not, and the split path.  Each case takes every option set with one request, rotated
+    over the cases (a simulated call costs about half a second)."""
+    x = as_logits(adversarial_rows(rng, 301), dtype)
+    k, p = per_row_k(301, 12), per_row_p(12)
+    requests = ((k, None), (None, p), (k, p), (40, 0.8), (3, None), (None, 0.3))
+    case = RANK_DTYPES.index(dtype) * len(TIES) + TIES.index(ties)
+    for o, options in enumerate(({}, {"capacity": 30}, {"split": 3}, {"capacity": 12, "split": 2})):
+        kk, pp = requests[(case + o) % len(requests)]
+        rounds = run(x, kk, pp, ties, rank_select=False, **options)
+        same_bits(run(x, kk, pp, ties, **options), rounds)
+        check(x, kk, pp, ties, rounds)
+
+
 @sim
 @pytest.mark.parametrize("ties", TIES)
 @pytest.mark.parametrize("dtype", WIDE_DTYPES)
@@ -255,7 +279,7 @@ def test_wide_miss_rounds_give_the_three_pivot_bits(dtype, ties, rng):
     for o, options in enumerate(({"capacity": 5}, {"capacity": 30}, {"truncation": False, "capacity": 2},
                                  {"capacity": 7, "split": 3}, {}, {"truncation": False})):
         kk, pp = requests[(case + o) % len(requests)]
-        three = run(x, kk, pp, ties, wide_miss=False, **options)
+        three = run(x, kk, pp, ties, wide_miss=False, rank_select=False, **options)
         for wide in ({"wide_miss": True}, {"wide_buffer": True, "wide_miss": False},
                      {"wide_buffer": True, "wide_miss": True}):
             same_bits(run(x, kk, pp, ties, **wide, **options), three)

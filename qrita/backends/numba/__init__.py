@@ -40,8 +40,9 @@ FUSED_MASK_LIBS = ("torch", "cupy")
 
 class NumbaBackend(Backend):
     name = "numba"
-    option_names = frozenset({"truncation", "split", "capacity", "fused_mask", "wide_miss", "wide_buffer"})
-    flag_options = frozenset({"truncation", "fused_mask", "wide_miss", "wide_buffer"})
+    option_names = frozenset({"truncation", "split", "capacity", "fused_mask", "wide_miss", "wide_buffer",
+                              "rank_select"})
+    flag_options = frozenset({"truncation", "fused_mask", "wide_miss", "wide_buffer", "rank_select"})
 
     def __init__(self) -> None:
         self.simulated = _simulator_requested()

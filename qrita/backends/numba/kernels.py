@@ -167,6 +167,12 @@ WIDE_CHUNK = (WIDE_SLOTS + WIDE_CHUNKS - 1) // WIDE_CHUNKS
 # wide rounds over the candidate buffer (option wide_buffer) only while it holds more live keys than
 # this (one a thread): below it a 3-pivot round over the buffer is a load a thread
 WIDE_MIN_KEYS = THREADS
+# A search over a buffer of at most RANK_MAX keys ranks them instead (rank_select, bins bit 2):
+# RANK_ITEMS keys a thread, each compared with every key of the buffer.  One key a thread on the GPU
+# (the buffer of a top-k 50 or k100+p0.9 row that hits holds about 100-400 keys); more in the
+# simulator, whose blocks have 4 threads, so that its tests take this path too.
+RANK_ITEMS = 8 if SIMULATED else 1
+RANK_MAX = THREADS * RANK_ITEMS
 # results of a wide round, written by the thread whose chunk of bins holds the answer (see wide_round)
 W_STOP, W_LO, W_HI, W_CNT_LO, W_ABOVE, W_N_EQ, W_CNT_ABOVE, W_SIZE = range(8)
 
@@ -723,7 +729,7 @@ def wide_add(hist, m, key, w, weighted):
     """Key ``key`` (weight ``w``) into bin ``m`` of a wide round: its count, its mass as two
     32-bit words (the carry of the low word's atomic add goes into the high word: exact, and no
     64-bit shared atomics, which are compare-and-swap loops on sm_90), its smallest and largest key."""
-    h_n, h_lo, h_hi, h_min, h_max, _res, _ch_n, _ch_c = hist
+    h_n, h_lo, h_hi, h_min, h_max, _res, _ch_n, _ch_c, _rank_w = hist
     cuda.atomic.add(h_n, m, uint32(1))
     if weighted:
         w_lo = uint32(w & 0xFFFFFFFF)
@@ -764,7 +770,7 @@ def wide_round(row, buf, in_buf, n_buf, lo, hi, target, weighted, ref, hist):
     that bin's ``(smallest key - 1, largest key]``; if the bin holds one distinct key, it is the
     answer (the state machine's STOP, with the same statistics).  Every sum is of integers, so the
     atomics give the same bits in any order.  Fills ``hist``'s ``res`` (every thread reads it)."""
-    h_n, h_lo, h_hi, h_min, h_max, res, ch_n, ch_c = hist
+    h_n, h_lo, h_hi, h_min, h_max, res, ch_n, ch_c, _rank_w = hist
     tid = cuda.threadIdx.x
     width = hi - lo
     s = int64(0)
@@ -875,19 +881,72 @@ def shared_hist():
     res = cuda.shared.array(W_SIZE, int64)
     ch_n = cuda.shared.array(WIDE_CHUNKS, int64)  # per chunk of bins: count and mass (wide_round)
     ch_c = cuda.shared.array(WIDE_CHUNKS, int64)
-    return (h_n, h_lo, h_hi, h_min, h_max, res, ch_n, ch_c)
+    rank_w = cuda.shared.array(RANK_MAX, int64)  # rank_select: the weight of each buffer key
+    return (h_n, h_lo, h_hi, h_min, h_max, res, ch_n, ch_c, rank_w)
 
 
 @device_function
 def clear_hist(hist):
     """The wide rounds' bins, empty (a barrier before any round reads them)."""
-    h_n, h_lo, h_hi, h_min, h_max, _res, _ch_n, _ch_c = hist
+    h_n, h_lo, h_hi, h_min, h_max, _res, _ch_n, _ch_c, _rank_w = hist
     for m in range(cuda.threadIdx.x, WIDE_SLOTS, THREADS):
         h_n[m] = 0
         h_lo[m] = 0
         h_hi[m] = 0
         h_min[m] = 0xFFFFFFFF
         h_max[m] = 0
+
+
+@device_function
+def rank_select(buf, n_buf, lo, target, weighted, ref, hist):
+    """The answer of :func:`pivot_search` over ``buf[:n_buf]`` (every key ``> lo`` is there,
+    ``n_buf <= RANK_MAX``) without rounds: each thread takes its keys ``> lo`` and counts, over
+    the whole buffer, the weight ``C`` of the keys above it and how many equal it; the key ``z``
+    with ``C(z) < target <= C(z) + #(== z) * w(z)`` is the boundary (``z* = min {tau : C(tau) <
+    target}``: only one key passes, and the threads holding it write the same values).  Integer
+    sums, so the statistics are the search's bit for bit.  Returns ``(found, z*, C(z*), #(== z*),
+    #(> z*))``; ``found`` is 0 only if no key passed (the invariant rules it out; the caller then
+    runs the rounds)."""
+    _h_n, _h_lo, _h_hi, _h_min, _h_max, res, _ch_n, _ch_c, rank_w = hist
+    tid = cuda.threadIdx.x
+    if tid == 0:
+        res[W_STOP] = 0
+    for i in range(tid, n_buf, THREADS):
+        key = int64(buf[i])
+        w = int64(0)  # keys <= lo weigh nothing: they are not live
+        if key > lo:
+            w = int64(1)
+            if weighted:
+                w = weight_of(key, ref)
+        rank_w[i] = w
+    cuda.syncthreads()
+    for i in range(tid, n_buf, THREADS):
+        key = int64(buf[i])
+        if key > lo:
+            c = int64(0)
+            n_gt = int64(0)
+            n_eq = int64(0)
+            for j in range(n_buf):
+                other = int64(buf[j])
+                if other > key:
+                    c += rank_w[j]
+                    n_gt += 1
+                elif other == key:
+                    n_eq += 1
+            if c < target and c + n_eq * rank_w[i] >= target:
+                res[W_STOP] = 1
+                res[W_HI] = key
+                res[W_ABOVE] = c
+                res[W_N_EQ] = n_eq
+                res[W_CNT_ABOVE] = n_gt
+    cuda.syncthreads()
+    found = res[W_STOP]
+    z = res[W_HI]
+    above = res[W_ABOVE]
+    n_eq = res[W_N_EQ]
+    cnt_above = res[W_CNT_ABOVE]
+    cuda.syncthreads()  # res is read before anything writes it again
+    return found, z, above, n_eq, cnt_above
 
 
 @device_function
@@ -922,6 +981,10 @@ def pivot_search(row, buf, in_buf, n_buf, cap, lo, cnt_lo, hi, target, weighted,
                 in_buf = 1
                 n_buf = n
             cnt_lo = n
+        if (bins & 4) != 0 and in_buf != 0 and n_buf <= RANK_MAX:
+            found, z, above, n_eq, cnt_above = rank_select(buf, n_buf, lo, target, weighted, ref, hist)
+            if found != 0:
+                return r, z, above, n_eq, cnt_above, in_buf, n_buf
         forced = hi - lo <= 1
         npiv = NUM_PIVOTS
         for j in range(NUM_PIVOTS):

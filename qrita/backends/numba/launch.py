@@ -41,6 +41,10 @@ WIDE_MISS = True
 # options["wide_buffer"]: wide rounds over the candidate buffer too (the search of a row that hit),
 # while it holds more than kernels.WIDE_MIN_KEYS live keys; off: it cost 30-40 % on Zipf top-k 50 (H100, session 25)
 WIDE_BUFFER = False
+# options["rank_select"]: a search over a buffer of at most kernels.RANK_MAX keys ranks them in one
+# pass (kernels.rank_select) instead of taking 3-pivot rounds; the same answers.  On by default:
+# prepared in session 26 for the B=16 split finish (docs/bench/next-numba-rank/), not yet timed
+RANK_SELECT = True
 # Fixed-point top-p weights: round(exp(x - max) * 2**FRAC_BITS), summed in int64.
 FRAC_BITS = 40
 
@@ -229,7 +233,8 @@ def _select_raw(req: Request, arrays):
         cap,
         fixed_point_one(V),
         (1 if req.options.get("wide_miss", WIDE_MISS) else 0)
-        | (2 if req.options.get("wide_buffer", WIDE_BUFFER) else 0),
+        | (2 if req.options.get("wide_buffer", WIDE_BUFFER) else 0)
+        | (4 if req.options.get("rank_select", RANK_SELECT) else 0),
     )
     thr = arrays.empty(B, dtype)
     nties = arrays.empty(B, "int32")

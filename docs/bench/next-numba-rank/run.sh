@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# next/numba-rank (with next/numba-mask below it) on the GPU (torch, numba-cuda, pytest; no nox, no network).
+# Two calls, from the repository root, the machine kept warm between them:
+#   bash docs/bench/next-numba-rank/run.sh <SHA> timings   (about 7 min; quiet GPU)
+#     probe.log, ab.json, profile.log, select/results.{json,md}, masked/results.{json,md}: the harness's issue-6
+#     rows (Numba select beside Triton select, fp32, B=1024 and 16), Numba masking beside torch.topk masking and
+#     Triton (top-k 50 and k100+p0.9, fp32 and bf16, B=64 and 1024), the A/B (ab.py: rank_select off / on, select
+#     and masked, same bits), the per-kernel profile of select and of masking at B=16 and 64
+#   bash docs/bench/next-numba-rank/run.sh <SHA> suites    (about 4 min)
+#     probe.log, suite.log: the backend's GPU tests and the Numba conformance suite at real shapes, side by side
+export PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1 PYTHONPATH=.
+SHA=${1:?commit SHA}
+PART=${2:?timings or suites}
+T0=$SECONDS
+D=docs/bench/next-numba-rank
+P=$OUT/probe.log
+{ echo "== commit $SHA ($PART)"; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
+  python3 -c "import torch, triton, numba, numba_cuda; print('torch', torch.__version__, 'triton', triton.__version__, 'numba', numba.__version__, 'numba-cuda', numba_cuda.__version__)"
+} > $P 2>&1
+if [ "$PART" = timings ]; then
+  mkdir -p $OUT/select $OUT/masked
+  QRITA_GIT_COMMIT=$SHA timeout -s ABRT 120 python3 -m qrita.bench --full --out $OUT/select --budget-s 100 \
+    --providers qrita-triton-select,qrita-numba-select --scenarios topk50,k100p0.9,topp0.9 --dists llm,gaussian,zipf \
+    --dtypes fp32 --batches 1024,16 --vocabs 131072 --no-plots > /tmp/select.log 2>&1
+  echo "select rc=$? t=$((SECONDS-T0))" >> $P; tail -4 /tmp/select.log >> $P
+  QRITA_GIT_COMMIT=$SHA timeout -s ABRT 130 python3 -m qrita.bench --full --out $OUT/masked --budget-s 110 \
+    --providers qrita-numba,torch-topk,qrita-triton --scenarios topk50,k100p0.9 --dists llm,gaussian,zipf \
+    --dtypes fp32,bf16 --batches 1024,64 --vocabs 131072 --no-plots > /tmp/masked.log 2>&1
+  echo "masked rc=$? t=$((SECONDS-T0))" >> $P; tail -5 /tmp/masked.log >> $P
+  timeout 110 python3 $D/ab.py $OUT/ab.json > /tmp/ab.log 2>&1
+  echo "ab rc=$? t=$((SECONDS-T0))" >> $P; grep -v -i warn /tmp/ab.log | grep -v '^{' | tail -3 >> $P
+  for mode in select masked; do
+    for B in 16 64; do
+      echo "=== numba $mode B=$B llm fp32" >> $OUT/profile.log
+      timeout 30 python3 benchmarks/profile_triton.py --backend numba --mode $mode --B $B --dist llm \
+        --cases k50,k100p0.9 2>&1 | grep -v -i warn >> $OUT/profile.log
+      echo "profile $mode B=$B t=$((SECONDS-T0))" >> $P
+    done
+  done
+else
+  run() { name=$1; backends=$2; shift 2; QRITA_TEST_BACKENDS=$backends timeout 400 python3 -m pytest -v -p no:cacheprovider -rfE "$@" > /tmp/suite_$name.log 2>&1
+    echo "$name rc=$? t=$((SECONDS-T0))" >> $P; }
+  run backend "" -m gpu tests/test_numba_backend.py &
+  run conf32 numba -m gpu -k "test_gpu_shapes and float32" tests/test_conformance.py &
+  run conf16 numba -m gpu -k "test_gpu_shapes and not float32" tests/test_conformance.py &
+  run confrest numba -m gpu -k "not test_gpu_shapes" tests/test_conformance.py &
+  wait
+  for f in backend conf32 conf16 confrest; do
+    echo "== $f passed=$(grep -c PASSED /tmp/suite_$f.log) skipped=$(grep -c SKIPPED /tmp/suite_$f.log) failed=$(grep -c FAILED /tmp/suite_$f.log)"
+    grep -E "FAILED|ERROR|Error" /tmp/suite_$f.log | head -20 | cut -c1-300; tail -2 /tmp/suite_$f.log | cut -c1-300
+  done > $OUT/suite.log
+  grep -v -i warn /tmp/suite_backend.log | grep -E "PASSED|FAILED|ERROR|SKIPPED" | cut -c1-200 >> $OUT/suite.log
+fi
