@@ -9,14 +9,13 @@
 #   bash docs/bench/next-numba-rank/run.sh <SHA> suites    (about 4 min)
 #     probe.log, suite.log: the backend's GPU tests and the Numba conformance suite at real shapes, side by side
 export PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1 PYTHONPATH=.
+. benchmarks/device_lib.sh
 SHA=${1:?commit SHA}
 PART=${2:?timings or suites}
 T0=$SECONDS
 D=docs/bench/next-numba-rank
 P=$OUT/probe.log
-{ echo "== commit $SHA ($PART)"; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
-  python3 -c "import torch, triton, numba, numba_cuda; print('torch', torch.__version__, 'triton', triton.__version__, 'numba', numba.__version__, 'numba-cuda', numba_cuda.__version__)"
-} > $P 2>&1
+device_probe "$SHA" "($PART)"
 if [ "$PART" = timings ]; then
   mkdir -p $OUT/select $OUT/masked
   QRITA_GIT_COMMIT=$SHA timeout -s ABRT 120 python3 -m qrita.bench --full --out $OUT/select --budget-s 100 \
@@ -38,16 +37,10 @@ if [ "$PART" = timings ]; then
     done
   done
 else
-  run() { name=$1; backends=$2; shift 2; QRITA_TEST_BACKENDS=$backends timeout 400 python3 -m pytest -v -p no:cacheprovider -rfE "$@" > /tmp/suite_$name.log 2>&1
-    echo "$name rc=$? t=$((SECONDS-T0))" >> $P; }
-  run backend "" -m gpu tests/test_numba_backend.py &
-  run conf32 numba -m gpu -k "test_gpu_shapes and float32" tests/test_conformance.py &
-  run conf16 numba -m gpu -k "test_gpu_shapes and not float32" tests/test_conformance.py &
-  run confrest numba -m gpu -k "not test_gpu_shapes" tests/test_conformance.py &
+  run_suite backend "" 400 -m gpu tests/test_numba_backend.py &
+  run_suite conf32 numba 400 -m gpu -k "test_gpu_shapes and float32" tests/test_conformance.py &
+  run_suite conf16 numba 400 -m gpu -k "test_gpu_shapes and not float32" tests/test_conformance.py &
+  run_suite confrest numba 400 -m gpu -k "not test_gpu_shapes" tests/test_conformance.py &
   wait
-  for f in backend conf32 conf16 confrest; do
-    echo "== $f passed=$(grep -c PASSED /tmp/suite_$f.log) skipped=$(grep -c SKIPPED /tmp/suite_$f.log) failed=$(grep -c FAILED /tmp/suite_$f.log)"
-    grep -E "FAILED|ERROR|Error" /tmp/suite_$f.log | head -20 | cut -c1-300; tail -2 /tmp/suite_$f.log | cut -c1-300
-  done > $OUT/suite.log
-  grep -v -i warn /tmp/suite_backend.log | grep -E "PASSED|FAILED|ERROR|SKIPPED" | cut -c1-200 >> $OUT/suite.log
+  summarize_suites backend conf32 conf16 confrest
 fi
