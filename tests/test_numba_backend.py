@@ -287,6 +287,26 @@ def test_wide_miss_rounds_give_the_three_pivot_bits(dtype, ties, rng):
 
 
 @sim
+@pytest.mark.parametrize(("dtype", "ties"), [("float32", "lowest_index"), ("bfloat16", "all")])
+def test_split_wide_rounds_give_the_finish_bits(dtype, ties, rng):
+    """On the split path a top-p-only row that misses takes its first wide rounds, and the gather of
+    its live keys, with all of its blocks (``split_wide``, on by default): the same bits as the
+    finish's own rounds and the oracle's answer, with the rounds' hand-over to the finish in every
+    state (a range still open, live keys that fit but are not gathered, gathered, answered) through
+    the round count and buffers too small for the live keys."""
+    x = as_logits(adversarial_rows(rng, 203)[[0, 1, 5, 6, 9, 11]], dtype)
+    p = per_row_p(6)
+    requests = (p, 0.9, 0.3)
+    case = 0 if dtype == "float32" else 1
+    for o, options in enumerate(({"split": 3, "capacity": 5}, {"split": 2, "capacity": 12, "split_wide_rounds": 1},
+                                 {"split": 4, "truncation": False, "capacity": 3, "split_wide_rounds": 2})):
+        pp = requests[(case + o) % len(requests)]
+        finish = run(x, None, pp, ties, split_wide=False, **options)
+        same_bits(run(x, None, pp, ties, **options), finish)
+        check(x, None, pp, ties, finish)
+
+
+@sim
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 @pytest.mark.parametrize("splits", [2, 3, 5])
 def test_split_rows_are_bit_identical(dtype, splits, rng):
@@ -555,6 +575,30 @@ def test_gpu_wide_miss_rounds_give_the_three_pivot_bits(dtype):
             same_bits(wide, run(x, kk, pp, wide_miss=False, **options))
             same_bits(wide, run(x, kk, pp, wide_miss=True, wide_buffer=True, **options))
         check_rows(x, kk, pp, "lowest_index", wide, range(x.shape[0]))
+
+
+@gpu
+@needs_cuda
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("B", [1, 16])
+def test_gpu_split_wide_rounds_give_the_finish_bits(B, dtype):
+    """On the GPU (real concurrency of the global bins' atomics and the gather's slots): top-p alone
+    on the split path, its misses' first wide rounds taken by all of a row's blocks (``split_wide``)
+    or by the finish alone, the same bits at every round count, the oracle's answer; LLM-like,
+    Gaussian and Zipf-like rows (top-p 0.9 misses the truncation on the last two)."""
+    V = 131072
+    g = torch.Generator(device="cuda").manual_seed(11 + B)
+    gauss = torch.randn(B, V, device="cuda", generator=g)
+    zipf = -torch.log(torch.arange(1, V + 1, device="cuda", dtype=torch.float32)).repeat(B, 1)
+    zipf = zipf[:, torch.randperm(V, device="cuda", generator=g)] * 1.1
+    x = torch.cat([llm_logits(B, V, dtype, seed=B), gauss.to(getattr(torch, dtype)), zipf.to(getattr(torch, dtype))])
+    p = torch.rand(x.shape[0], device="cuda", generator=g) * 0.5 + 0.5
+    for pp in (0.9, p):
+        finish = run(x, None, pp, split_wide=False)
+        for rounds in (1, 2, 3, 5):
+            same_bits(run(x, None, pp, split_wide_rounds=rounds), finish)
+        same_bits(run(x, None, pp, split=1), finish)
+        check_rows(x, None, pp, "lowest_index", finish, range(x.shape[0]))
 
 
 @gpu

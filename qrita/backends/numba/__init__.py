@@ -41,8 +41,8 @@ FUSED_MASK_LIBS = ("torch", "cupy")
 class NumbaBackend(Backend):
     name = "numba"
     option_names = frozenset({"truncation", "split", "capacity", "fused_mask", "wide_miss", "wide_buffer",
-                              "rank_select"})
-    flag_options = frozenset({"truncation", "fused_mask", "wide_miss", "wide_buffer", "rank_select"})
+                              "rank_select", "split_wide", "split_wide_rounds"})
+    flag_options = frozenset({"truncation", "fused_mask", "wide_miss", "wide_buffer", "rank_select", "split_wide"})
 
     def __init__(self) -> None:
         self.simulated = _simulator_requested()

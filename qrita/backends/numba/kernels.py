@@ -176,6 +176,18 @@ RANK_MAX = THREADS * RANK_ITEMS
 # results of a wide round, written by the thread whose chunk of bins holds the answer (see wide_round)
 W_STOP, W_LO, W_HI, W_CNT_LO, W_ABOVE, W_N_EQ, W_CNT_ABOVE, W_SIZE = range(8)
 
+# Split wide rounds (launch.SPLIT_WIDE_ROUNDS, option split_wide): a top-p-only row of the split path
+# that misses takes its first wide rounds with all of its blocks (wide_hist_kernel fills the row's bins in
+# global memory, wide_pick_kernel picks the bin), then gathers its live keys with them; finish_row starts
+# from there.  The row's state wst[b, :] (fields SW_*) and its mode (SW_NONE: nothing for the finish to
+# take; SW_OPEN: a range, its keys in the row, more wide rounds; SW_ROW: a range, its keys in the row, no
+# more wide rounds; SW_FIT: they fit the buffer, to be gathered; SW_GATHERED: in cand[b]; SW_STOP: answered).
+(SW_MODE, SW_LO, SW_HI, SW_CNT_LO, SW_TARGET, SW_GMAX, SW_Z, SW_ABOVE, SW_N_EQ, SW_CNT_ABOVE, SW_NGATH,
+ SW_SIZE) = range(12)
+SW_NONE, SW_OPEN, SW_ROW, SW_FIT, SW_GATHERED, SW_STOP = range(6)
+# The row's bins in global memory, gh[b, field, m]: count, mass, smallest and largest key.
+GH_N, GH_C, GH_MIN, GH_MAX, GH_SIZE = range(5)
+
 # Slots of one row of the block accumulator ring (see end_pass).
 NS = 4 * NUM_PIVOTS
 ACC_SIZE = 3 * NS
@@ -620,31 +632,39 @@ def mass_slice(row, start, stop, cut_key, ref, acc, r):
 
 
 @device_function
+def gather_slice(row, start, stop, lo, dst, counter, ci, cap):
+    """Every key ``> lo`` of entries ``[start, stop)`` of the row into ``dst`` (shared or global), a
+    slot each from the counter ``counter[ci]`` (:func:`claim_slot`, one atomic a warp); past ``cap``
+    they are only counted."""
+    keys = cuda.local.array(MISS_ITEMS, uint32)
+    tile = THREADS * MISS_ITEMS
+    n_tiles = (stop - start) // tile
+    for t in range(n_tiles):
+        load_keys(row, start + t * tile + cuda.threadIdx.x, keys, MISS_ITEMS)
+        for j in range(MISS_ITEMS):
+            key = int64(keys[j])
+            slot = claim_slot(counter, ci, key > lo)
+            if key > lo and slot < cap:
+                dst[slot] = key
+    # the rest: every thread takes the same trip count (claim_slot needs whole warps)
+    for i0 in range(start + n_tiles * tile, stop, THREADS):
+        i = i0 + cuda.threadIdx.x
+        key = int64(0)
+        take = False
+        if i < stop:
+            key = load_key(row, i)
+            take = key > lo
+        slot = claim_slot(counter, ci, take)
+        if take and slot < cap:
+            dst[slot] = key
+
+
+@device_function
 def gather_pass(row, lo, buf, cap, acc, r):
     """Gather every key ``> lo`` of the row into ``buf``; returns ``(r, how many)``
     (more than ``cap`` means they did not fit)."""
     at = (r % 3) * NS
-    keys = cuda.local.array(MISS_ITEMS, uint32)
-    tile = THREADS * MISS_ITEMS
-    n_tiles = row[3] // tile
-    for t in range(n_tiles):
-        load_keys(row, t * tile + cuda.threadIdx.x, keys, MISS_ITEMS)
-        for j in range(MISS_ITEMS):
-            key = int64(keys[j])
-            slot = claim_slot(acc, at + 0, key > lo)
-            if key > lo and slot < cap:
-                buf[slot] = key
-    # the rest: every thread takes the same trip count (claim_slot needs whole warps)
-    for i0 in range(n_tiles * tile, row[3], THREADS):
-        i = i0 + cuda.threadIdx.x
-        key = int64(0)
-        take = False
-        if i < row[3]:
-            key = load_key(row, i)
-            take = key > lo
-        slot = claim_slot(acc, at + 0, take)
-        if take and slot < cap:
-            buf[slot] = key
+    gather_slice(row, int64(0), row[3], lo, buf, acc, at + 0, cap)
     r = end_pass(acc, r)
     return r, acc[at + 0]
 
@@ -760,22 +780,22 @@ def wide_key(key, lo, s, weighted, ref, hist, o_n, o_c):
 
 
 @device_function
-def wide_round(row, buf, in_buf, n_buf, lo, hi, target, weighted, ref, hist):
-    """One wide round over the row (or over ``buf[:n_buf]`` when ``in_buf``): the live keys
-    ``(lo, ...]`` counted into ``WIDE_BINS``
-    bins of width ``2**s`` (bin ``m`` holds ``lo + m * 2**s < key <= lo + (m + 1) * 2**s``; the
-    keys above the last bin share one more).  With ``C`` the mass (or count) above a key, the
-    suffix sums of the bins are ``C`` at the bin edges, so the bin ``m*`` whose edges straddle
-    ``target`` (``C(lower edge) >= target > C(upper edge)``) holds the answer.  The new range is
-    that bin's ``(smallest key - 1, largest key]``; if the bin holds one distinct key, it is the
-    answer (the state machine's STOP, with the same statistics).  Every sum is of integers, so the
-    atomics give the same bits in any order.  Fills ``hist``'s ``res`` (every thread reads it)."""
-    h_n, h_lo, h_hi, h_min, h_max, res, ch_n, ch_c, _rank_w = hist
-    tid = cuda.threadIdx.x
-    width = hi - lo
+def wide_shift(lo, hi):
+    """The bin width ``2**s`` of a wide round over ``(lo, hi]``: the smallest with ``WIDE_BINS`` bins
+    covering the range."""
     s = int64(0)
-    while ((width - 1) >> s) >= WIDE_BINS:
+    while ((hi - lo - 1) >> s) >= WIDE_BINS:
         s += 1
+    return s
+
+
+@device_function
+def wide_fill(row, buf, in_buf, n_buf, start, stop, lo, s, weighted, ref, hist):
+    """The live keys ``> lo`` of entries ``[start, stop)`` of the row (or of ``buf[:n_buf]`` when
+    ``in_buf``) into the shared bins of a wide round (:func:`wide_round`), the keys above the last
+    bin into one more."""
+    h_n, h_lo, h_hi, _h_min, _h_max, _res, _ch_n, _ch_c, _rank_w = hist
+    tid = cuda.threadIdx.x
     o_n = int64(0)  # the keys above the last bin, counted in registers first
     o_c = int64(0)
     if in_buf != 0:
@@ -784,15 +804,15 @@ def wide_round(row, buf, in_buf, n_buf, lo, hi, target, weighted, ref, hist):
     else:
         keys = cuda.local.array(MISS_ITEMS, uint32)
         tile = THREADS * MISS_ITEMS
-        n_items = row[3]
-        n_tiles = n_items // tile
+        n_tiles = (stop - start) // tile
         for t in range(n_tiles + 1):
+            i0 = start + t * tile + tid
             if t < n_tiles:
-                load_keys(row, t * tile + tid, keys, MISS_ITEMS)
+                load_keys(row, i0, keys, MISS_ITEMS)
             for j in range(MISS_ITEMS):
-                i = t * tile + tid + j * THREADS
+                i = i0 + j * THREADS
                 if t == n_tiles:
-                    if i >= n_items:
+                    if i >= stop:
                         break
                     key = load_key(row, i)
                 else:
@@ -805,7 +825,32 @@ def wide_round(row, buf, in_buf, n_buf, lo, hi, target, weighted, ref, hist):
             carry = uint32(1) if uint64(old) + uint64(o_c & 0xFFFFFFFF) > uint64(0xFFFFFFFF) else uint32(0)
             if uint32(o_c >> 32) + carry != 0:
                 cuda.atomic.add(h_hi, WIDE_BINS, uint32(o_c >> 32) + carry)
+
+
+@device_function
+def wide_round(row, buf, in_buf, n_buf, lo, hi, target, weighted, ref, hist):
+    """One wide round over the row (or over ``buf[:n_buf]`` when ``in_buf``): the live keys
+    ``(lo, ...]`` counted into ``WIDE_BINS`` bins of width ``2**s`` (:func:`wide_fill`; bin ``m``
+    holds ``lo + m * 2**s < key <= lo + (m + 1) * 2**s``; the keys above the last bin share one
+    more), then the bin that holds the answer (:func:`wide_pick`)."""
+    wide_fill(row, buf, in_buf, n_buf, int64(0), row[3], lo, wide_shift(lo, hi), weighted, ref, hist)
     cuda.syncthreads()
+    return wide_pick(hist, target, weighted)
+
+
+@device_function
+def wide_pick(hist, target, weighted):
+    """The bin of a wide round's filled ``hist`` that holds the answer, and the round's state.
+
+    With ``C`` the mass (or count) above a key, the suffix sums of the bins are ``C`` at the bin
+    edges, so the bin ``m*`` whose edges straddle ``target`` (``C(lower edge) >= target > C(upper
+    edge)``) holds the answer.  The new range is that bin's ``(smallest key - 1, largest key]``; if
+    the bin holds one distinct key, it is the answer (the state machine's STOP, with the same
+    statistics).  Every sum is of integers, so the atomics that filled the bins give the same bits in
+    any order.  Fills ``hist``'s ``res`` (every thread reads it) and clears the bins for the next
+    round.  Returns ``(stop, lo, hi, #(> lo), C(hi), #(== hi), #(> hi))``."""
+    h_n, h_lo, h_hi, h_min, h_max, res, ch_n, ch_c, _rank_w = hist
+    tid = cuda.threadIdx.x
     # Find m*: bin m is it iff S(m) < target <= S(m) + c(m), with S(m) the mass (or count) of the
     # bins above m (suffix sums grow as m falls, so exactly one bin passes; empty bins never do).
     # A thread a chunk of WIDE_CHUNK bins: its chunk's sums, then, after a barrier, the chunks
@@ -1018,7 +1063,7 @@ def pivot_search(row, buf, in_buf, n_buf, cap, lo, cnt_lo, hi, target, weighted,
 
 @device_function
 def finish_row(row, b, K, p, p_mode, ties_all, cut_key, scan, z_total, cand_mass, buf, cap, one, acc, r, outs, hist,
-               bins):
+               bins, pre):
     """Search and tie rules of one row from its pass statistics; writes ``outs[..][b]``.
 
     ``outs[4][b]`` is the masking's cut index when the search settles it: ``-1`` when no
@@ -1027,7 +1072,10 @@ def finish_row(row, b, K, p, p_mode, ties_all, cut_key, scan, z_total, cand_mass
 
     ``scan = (max key, #max, min keepable key, #min, #keepable, #candidates)``;
     ``buf`` holds the candidates when they fit (``<= cap``).  The top-k stage
-    (if any) and the top-p stage share one search loop.
+    (if any) and the top-p stage share one search loop.  ``pre = (mode, lo, hi, #(> lo), z*,
+    C(z*), #(== z*), #(> z*))``: where the split wide rounds took a top-p-only row's first steps
+    (mode not ``SW_NONE``, :func:`wide_init_kernel`), its search starts from their range (its keys
+    in ``buf`` when ``SW_GATHERED``) or takes their answer (``SW_STOP``).
     """
     g_max, n_max, g_min, n_min, n_keep, n_cand = scan
     taus = cuda.local.array(NUM_PIVOTS, int64)
@@ -1078,10 +1126,25 @@ def finish_row(row, b, K, p, p_mode, ties_all, cut_key, scan, z_total, cand_mass
             n_buf = n_cand
         if K > 0:
             target = min(K, cnt_lo)
+        hi = g_max
+        pre_mode = pre[0]
+        if pre_mode != SW_NONE:  # a top-p-only row that missed: the split wide rounds' range
+            lo = pre[1]
+            hi = pre[2]
+            cnt_lo = pre[3]
+            if pre_mode == SW_GATHERED:
+                in_buf = 1
+                n_buf = cnt_lo
         for _stage in range(2):
-            r, z, above, n_eq, cnt_above, in_buf, n_buf = pivot_search(
-                row, buf, in_buf, n_buf, cap, lo, cnt_lo, g_max, target, weighted, ref, acc, r, taus, stats, hist, bins
-            )
+            if pre_mode == SW_STOP:
+                z = pre[4]
+                above = pre[5]
+                n_eq = pre[6]
+                cnt_above = pre[7]
+            else:
+                r, z, above, n_eq, cnt_above, in_buf, n_buf = pivot_search(
+                    row, buf, in_buf, n_buf, cap, lo, cnt_lo, hi, target, weighted, ref, acc, r, taus, stats, hist,
+                    bins)
             n_all = n_eq
             if weighted != 0:  # top-p done
                 nt = topp_ties(target, above, weight_of(z, ref), n_eq, ties_all)
@@ -1106,6 +1169,7 @@ def finish_row(row, b, K, p, p_mode, ties_all, cut_key, scan, z_total, cand_mass
                 count = above + nt
                 break
             lo = z
+            hi = g_max
             cnt_lo = above
             weighted = 1
     if cuda.threadIdx.x == 0:
@@ -1164,8 +1228,9 @@ def select_kernel(
         ref = (g_max, f32_from_bits(bits_of_key(g_max)), one)
         r, z_total, cand_mass = mass_slice(row, 0, V, cut_key, ref, acc, r)
     outs = (out_thr, out_nties, out_count, out_hit, out_cut)
+    pre = (int64(SW_NONE), int64(0), int64(0), int64(0), int64(0), int64(0), int64(0), int64(0))
     finish_row(row, b, K, p, p_mode, ties_all, cut_key, scan, z_total, cand_mass, buf, cap, one, acc, r, outs, hist,
-               bins)
+               bins, pre)
 
 
 @device_function
@@ -1292,12 +1357,13 @@ def finish_split_kernel(
     x, stride_b, stride_v, V, row0,
     k_arr, k_scalar, k_mode, p_arr, p_scalar, p_mode_arg,
     fmt, ties_all, truncation, cap, one, bins,
-    splits, cand, cand_count, part, cut_keys,
+    splits, cand, cand_count, part, cut_keys, wide, wst,
     out_thr, out_nties, out_count, out_hit, out_cut,
 ):  # fmt: skip
     """Split path, last step: combine the partials of row ``row0 + b`` (integers, so in
     any order: :func:`combine_parts`), load its candidates into shared memory and finish
-    it as :func:`select_kernel` does."""
+    it as :func:`select_kernel` does.  ``wide``: the split wide rounds ran (``wst`` holds
+    their state a row)."""
     buf = cuda.shared.array(CAP, uint32)
     acc = cuda.shared.array(ACC_SIZE, int64)
     hist = shared_hist()
@@ -1315,15 +1381,153 @@ def finish_split_kernel(
     r, comb = combine_parts(part, b, splits, sums, acc, 0)
     g_max, n_max, g_min, n_min, n_keep, n_over, z_total, cand_mass = comb
     n_cand = cand_count[b] + n_over
-    if n_cand <= cap:
-        for i in range(tid, n_cand, THREADS):
-            buf[i] = cand[b, i]
+    pre_mode = int64(SW_NONE)
+    if wide != 0:
+        pre_mode = wst[b, SW_MODE]
+    n_load = n_cand if n_cand <= cap else int64(0)
+    if pre_mode == SW_GATHERED:  # cand[b] holds the live keys instead
+        n_load = wst[b, SW_NGATH]
+    elif pre_mode != SW_NONE:
+        n_load = int64(0)
+    for i in range(tid, n_load, THREADS):
+        buf[i] = cand[b, i]
     cuda.syncthreads()
+    pre = (pre_mode, int64(0), int64(0), int64(0), int64(0), int64(0), int64(0), int64(0))
+    if pre_mode != SW_NONE:
+        pre = (pre_mode, wst[b, SW_LO], wst[b, SW_HI], wst[b, SW_CNT_LO], wst[b, SW_Z], wst[b, SW_ABOVE],
+               wst[b, SW_N_EQ], wst[b, SW_CNT_ABOVE])
+        if pre_mode == SW_GATHERED:
+            pre = (pre_mode, pre[1], pre[2], n_load, pre[4], pre[5], pre[6], pre[7])
     row = (x, row_id * stride_b, stride_v, V, fmt)
     scan = (g_max, n_max, g_min, n_min, n_keep, n_cand)
     outs = (out_thr, out_nties, out_count, out_hit, out_cut)
     finish_row(row, row_id, K, p, p_mode, ties_all, cut_keys[b], scan, z_total, cand_mass, buf, cap, one, acc, r, outs,
-               hist, bins)
+               hist, bins, pre)
+
+
+@kernel
+def wide_init_kernel(
+    x, stride_b, stride_v, V, row0,
+    k_arr, k_scalar, k_mode, p_arr, p_scalar, p_mode_arg,
+    fmt, ties_all, truncation, cap, one, bins,
+    splits, cand_count, part, cut_keys, wst, gh,
+):  # fmt: skip
+    """Split wide rounds, first step (grid ``(rows,)``): the state of row ``row0 + b`` as
+    :func:`finish_row` would start its search (the same partials, the same target): ``SW_OPEN``
+    for a top-p-only row that misses with more live keys than the buffer holds, else ``SW_NONE``;
+    the row's global bins emptied."""
+    acc = cuda.shared.array(ACC_SIZE, int64)
+    tid = cuda.threadIdx.x
+    b = int64(cuda.blockIdx.x)
+    for i in range(tid, ACC_SIZE, THREADS):
+        acc[i] = 0
+    for m in range(tid, WIDE_SLOTS, THREADS):
+        gh[b, GH_N, m] = 0
+        gh[b, GH_C, m] = 0
+        gh[b, GH_MIN, m] = 0xFFFFFFFF
+        gh[b, GH_MAX, m] = 0
+    cuda.syncthreads()
+    K, p, p_mode = row_params(row0 + b, V, k_arr, k_scalar, k_mode, p_arr, p_scalar, p_mode_arg)
+    mode = int64(SW_NONE)
+    g_max = int64(0)
+    n_keep = int64(0)
+    target = int64(0)
+    if K == 0 and p_mode == 2 and (bins & 1) != 0:  # uniform over the block
+        _r, comb = combine_parts(part, b, splits, 2, acc, 0)
+        g_max, _n_max, _g_min, _n_min, n_keep, n_over, z_total, cand_mass = comb
+        n_cand = cand_count[b] + n_over
+        target = max(int64(p * float64(z_total)), int64(1))  # finish_row's target, the same bits
+        hit = cut_keys[b] != BIG and n_cand <= cap and cand_mass >= target
+        if g_max > KEY_NEG_INF + 1 and not hit and n_keep > cap:
+            mode = SW_OPEN
+    if tid == 0:
+        wst[b, SW_MODE] = mode
+        wst[b, SW_LO] = KEY_NEG_INF
+        wst[b, SW_HI] = g_max
+        wst[b, SW_CNT_LO] = n_keep
+        wst[b, SW_TARGET] = target
+        wst[b, SW_GMAX] = g_max
+        wst[b, SW_NGATH] = 0
+
+
+@kernel
+def wide_hist_kernel(x, stride_b, stride_v, V, row0, fmt, cap, one, splits, cand, wst, gh):
+    """Split wide rounds, a round's pass (grid ``(rows, splits)``): block ``(b, s)`` counts the live
+    keys of split ``s`` of an ``SW_OPEN`` row into its shared bins (:func:`wide_fill`) and adds them to
+    the row's global bins (integer atomics: any order, the same bits); of an ``SW_FIT`` row it gathers
+    the live keys into ``cand[b]`` (a slot each from ``wst[b, SW_NGATH]``)."""
+    b = int64(cuda.blockIdx.x)
+    s = int64(cuda.blockIdx.y)
+    mode = wst[b, SW_MODE]
+    if mode != SW_OPEN and mode != SW_FIT:
+        return  # uniform over the block
+    hist = shared_hist()
+    row = (x, (row0 + b) * stride_b, stride_v, V, fmt)
+    start, stop = split_bounds(V, s, splits)
+    lo = wst[b, SW_LO]
+    if mode == SW_FIT:
+        gather_slice(row, start, stop, lo, cand[b], wst[b], SW_NGATH, cap)
+        return
+    clear_hist(hist)
+    cuda.syncthreads()
+    g_max = wst[b, SW_GMAX]
+    ref = (g_max, f32_from_bits(bits_of_key(g_max)), one)
+    wide_fill(row, cand[b], 0, int64(0), start, stop, lo, wide_shift(lo, wst[b, SW_HI]), 1, ref, hist)
+    cuda.syncthreads()
+    h_n, h_lo, h_hi, h_min, h_max, _res, _ch_n, _ch_c, _rank_w = hist
+    for m in range(cuda.threadIdx.x, WIDE_SLOTS, THREADS):
+        n = h_n[m]
+        if n != 0:
+            cuda.atomic.add(gh, (b, GH_N, m), int64(n))
+            cuda.atomic.add(gh, (b, GH_C, m), (int64(h_hi[m]) << 32) + int64(h_lo[m]))
+            cuda.atomic.min(gh, (b, GH_MIN, m), int64(h_min[m]))
+            cuda.atomic.max(gh, (b, GH_MAX, m), int64(h_max[m]))
+
+
+@kernel
+def wide_pick_kernel(cap, wst, gh):
+    """Split wide rounds, a round's pick (grid ``(rows,)``): of an ``SW_OPEN`` row, the bin that holds
+    the answer (:func:`wide_pick` over the row's global bins, which it empties for the next round), and
+    the row's next mode; an ``SW_FIT`` row has been gathered (``SW_GATHERED``)."""
+    tid = cuda.threadIdx.x
+    b = int64(cuda.blockIdx.x)
+    mode = wst[b, SW_MODE]
+    if mode == SW_FIT:
+        if tid == 0:
+            wst[b, SW_MODE] = SW_GATHERED
+        return
+    if mode != SW_OPEN:
+        return  # uniform over the block
+    hist = shared_hist()
+    h_n, h_lo, h_hi, h_min, h_max, _res, _ch_n, _ch_c, _rank_w = hist
+    for m in range(tid, WIDE_SLOTS, THREADS):
+        c = gh[b, GH_C, m]  # below 2**62: the words of wide_add
+        h_n[m] = uint32(gh[b, GH_N, m])
+        h_lo[m] = uint32(c & 0xFFFFFFFF)
+        h_hi[m] = uint32(c >> 32)
+        h_min[m] = uint32(gh[b, GH_MIN, m])
+        h_max[m] = uint32(gh[b, GH_MAX, m])
+        gh[b, GH_N, m] = 0
+        gh[b, GH_C, m] = 0
+        gh[b, GH_MIN, m] = 0xFFFFFFFF
+        gh[b, GH_MAX, m] = 0
+    cuda.syncthreads()
+    stop, lo, hi, cnt_lo, above, n_eq, cnt_above = wide_pick(hist, wst[b, SW_TARGET], 1)
+    if tid == 0:
+        if stop != 0:
+            mode = SW_STOP
+            wst[b, SW_Z] = hi
+            wst[b, SW_ABOVE] = above
+            wst[b, SW_N_EQ] = n_eq
+            wst[b, SW_CNT_ABOVE] = cnt_above
+        elif cnt_lo <= cap:
+            mode = SW_FIT
+        elif hi - lo <= 1:
+            mode = SW_ROW  # finish_row's wide rounds would stop here too
+        wst[b, SW_LO] = lo
+        wst[b, SW_HI] = hi
+        wst[b, SW_CNT_LO] = cnt_lo
+        wst[b, SW_MODE] = mode
 
 
 @kernel

@@ -45,6 +45,13 @@ WIDE_BUFFER = False
 # pass (kernels.rank_select) instead of taking 3-pivot rounds; the same answers.  On by default:
 # prepared in session 26 for the B=16 split finish (docs/bench/next-numba-rank/), not yet timed
 RANK_SELECT = True
+# options["split_wide"]: on the split path, a top-p-only request's rows that miss take their first
+# SPLIT_WIDE_ROUNDS wide rounds, and the gather of their live keys, with every block of the row
+# (kernels.wide_hist_kernel / wide_pick_kernel) instead of the one block of the finish; the same
+# answers.  On by default: written in session 27 for issue 6's B=16 top-p rows (the finish had spent
+# 243 of 275 us reading the row with one block, H100 session 26)
+SPLIT_WIDE = True
+SPLIT_WIDE_ROUNDS = 3
 # Fixed-point top-p weights: round(exp(x - max) * 2**FRAC_BITS), summed in int64.
 FRAC_BITS = 40
 
@@ -253,7 +260,10 @@ def _select_raw(req: Request, arrays):
         if splits == 1:
             kern.select_kernel[B, kern.THREADS, stream](x, stride_b, stride_v, V, *rows, *params, *outs)
         else:
-            _run_split(arrays, stream, x, stride_b, stride_v, B, V, rows, params, splits, outs)
+            wide_rounds = 0
+            if req.k is None and req.p is not None and (params[5] & 1) and req.options.get("split_wide", SPLIT_WIDE):
+                wide_rounds = int(req.options.get("split_wide_rounds") or SPLIT_WIDE_ROUNDS)
+            _run_split(arrays, stream, x, stride_b, stride_v, B, V, rows, params, splits, outs, wide_rounds)
     return thr, nties, count, hit, cut
 
 
@@ -321,14 +331,17 @@ def run_mask(req: Request, mask_value: float, out):
     return req.logits
 
 
-def _run_split(arrays, stream, x, stride_b, stride_v, B, V, rows, params, splits, outs):
-    """Several blocks per row, ``SPLIT_ROWS`` rows per launch; partials combined in split order."""
+def _run_split(arrays, stream, x, stride_b, stride_v, B, V, rows, params, splits, outs, wide_rounds):
+    """Several blocks per row, ``SPLIT_ROWS`` rows per launch; partials combined in split order.
+    ``wide_rounds``: how many split wide rounds the rows that miss take (top-p alone; 0: none)."""
     n_rows = min(B, SPLIT_ROWS)
-    cap = params[3]
+    fmt, _ties, _trunc, cap, one, _bins = params
     cand = arrays.scratch((n_rows, cap), "uint32")
     cand_count = arrays.scratch((n_rows,), "int64")
     part = arrays.scratch((n_rows, splits, kern.NPART), "int64")
     cut_keys = arrays.scratch((n_rows,), "int64")
+    wst = arrays.scratch((n_rows if wide_rounds else 1, kern.SW_SIZE), "int64")
+    gh = arrays.scratch((n_rows if wide_rounds else 1, kern.GH_SIZE, kern.WIDE_SLOTS), "int64")
     threads = kern.THREADS
     for row0 in range(0, B, n_rows):
         grid = (min(n_rows, B - row0), splits)
@@ -339,6 +352,16 @@ def _run_split(arrays, stream, x, stride_b, stride_v, B, V, rows, params, splits
         kern.mass_split_kernel[grid, threads, stream](
             x, stride_b, stride_v, V, row0, *rows, *params, splits, part, cut_keys
         )
+        if wide_rounds:
+            kern.wide_init_kernel[grid[0], threads, stream](
+                x, stride_b, stride_v, V, row0, *rows, *params, splits, cand_count, part, cut_keys, wst, gh
+            )
+            for _ in range(wide_rounds):
+                kern.wide_hist_kernel[grid, threads, stream](
+                    x, stride_b, stride_v, V, row0, fmt, cap, one, splits, cand, wst, gh
+                )
+                kern.wide_pick_kernel[grid[0], threads, stream](cap, wst, gh)
         kern.finish_split_kernel[grid[0], threads, stream](
-            x, stride_b, stride_v, V, row0, *rows, *params, splits, cand, cand_count, part, cut_keys, *outs
+            x, stride_b, stride_v, V, row0, *rows, *params, splits, cand, cand_count, part, cut_keys,
+            1 if wide_rounds else 0, wst, *outs
         )
