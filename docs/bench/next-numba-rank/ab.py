@@ -8,6 +8,9 @@ num_ties, count, hit) and every masked output is compared bit for bit.  One JSON
 
     python3 ab.py OUT.json                                      (from the repository root, on the GPU)
     NUMBA_ENABLE_CUDASIM=1 python3 ab.py OUT.json --dry         (CPU: tiny rows, bits only)
+
+With ``--wide`` it times the split wide rounds instead (option ``split_wide``, session 27): off, and on
+with 2, 3 (the default) and 4 rounds, top-p 0.9 alone at B = 1 and 16 (the split path), the same bits.
 """
 
 import json
@@ -27,8 +30,14 @@ VARIANTS = {"rounds": {"rank_select": False}, "rank": {}}
 # dist, B, k, p
 CASES = [(d, B, k, p) for B in (16, 1024, 1) for k, p in ((50, None), (100, 0.9), (None, 0.9))
          for d in ("llm", "gaussian", "zipf")]
+if "--wide" in sys.argv:
+    VARIANTS = {"finish": {"split_wide": False}, "r2": {"split_wide_rounds": 2}, "r3": {},
+                "r4": {"split_wide_rounds": 4}}
+    CASES = [(d, B, None, 0.9) for B in (16, 1) for d in ("llm", "gaussian", "zipf")]
 if DRY:
     CASES = [(d, 2, k, p) for d, B, k, p in CASES if B == 16][:6]
+    if "--wide" in sys.argv:  # the split path, buffers too small for the live keys
+        VARIANTS = {name: {**o, "split": 3, "capacity": 9} for name, o in VARIANTS.items()}
 
 
 def select_bits(x, k, p, options):

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # next/numba-rank (with next/numba-mask below it) on the GPU (torch, numba-cuda, pytest; no nox, no network).
 # Two calls, from the repository root, the machine kept warm between them:
-#   bash docs/bench/next-numba-rank/run.sh <SHA> timings   (about 7 min; quiet GPU)
-#     probe.log, ab.json, profile.log, select/results.{json,md}, masked/results.{json,md}: the harness's issue-6
+#   bash docs/bench/next-numba-rank/run.sh <SHA> timings   (about 8 min; quiet GPU)
+#     probe.log, ab.json, ab_wide.json (split_wide off / on, session 27), profile.log, select/results.{json,md}, masked/results.{json,md}: the harness's issue-6
 #     rows (Numba select beside Triton select, fp32, B=1024 and 16), Numba masking beside torch.topk masking and
 #     Triton (top-k 50 and k100+p0.9, fp32 and bf16, B=64 and 1024), the A/B (ab.py: rank_select off / on, select
 #     and masked, same bits), the per-kernel profile of select and of masking at B=16 and 64
@@ -28,13 +28,14 @@ if [ "$PART" = timings ]; then
   echo "masked rc=$? t=$((SECONDS-T0))" >> $P; tail -5 /tmp/masked.log >> $P
   timeout 110 python3 $D/ab.py $OUT/ab.json > /tmp/ab.log 2>&1
   echo "ab rc=$? t=$((SECONDS-T0))" >> $P; grep -v -i warn /tmp/ab.log | grep -v '^{' | tail -3 >> $P
-  for mode in select masked; do
-    for B in 16 64; do
-      echo "=== numba $mode B=$B llm fp32" >> $OUT/profile.log
-      timeout 30 python3 benchmarks/profile_triton.py --backend numba --mode $mode --B $B --dist llm \
-        --cases k50,k100p0.9 2>&1 | grep -v -i warn >> $OUT/profile.log
-      echo "profile $mode B=$B t=$((SECONDS-T0))" >> $P
-    done
+  timeout 80 python3 $D/ab.py $OUT/ab_wide.json --wide > /tmp/abw.log 2>&1
+  echo "ab --wide rc=$? t=$((SECONDS-T0))" >> $P; grep -v -i warn /tmp/abw.log | grep -v '^{' | tail -3 >> $P
+  for mb in "select 16 k50,k100p0.9,p0.9" "masked 64 k50,k100p0.9"; do
+    set -- $mb
+    echo "=== numba $1 B=$2 llm fp32" >> $OUT/profile.log
+    timeout 30 python3 benchmarks/profile_triton.py --backend numba --mode $1 --B $2 --dist llm \
+      --cases $3 2>&1 | grep -v -i warn >> $OUT/profile.log
+    echo "profile $1 B=$2 t=$((SECONDS-T0))" >> $P
   done
 else
   run_suite backend "" 400 -m gpu tests/test_numba_backend.py &
