@@ -242,11 +242,11 @@ RANK_DTYPES = ("float32", "bfloat16")
 @pytest.mark.parametrize("ties", TIES)
 @pytest.mark.parametrize("dtype", RANK_DTYPES)
 def test_rank_select_gives_the_pivot_rounds_bits(dtype, ties, rng):
-    """A search over a small candidate buffer ranks its keys in one pass (``rank_select``, on by
-    default) instead of taking 3-pivot rounds: the same answer, bit for bit, and the oracle's, on
-    adversarial rows (ties, +-inf, NaN, few distinct values) with per-row and scalar k and p (top-k,
-    top-p over the whole row, top-p over the top-k survivors), buffers that hold the keys and ones
-    that do not, and the split path.  Each case takes every option set with one request, rotated
+    """A search over a small candidate buffer ranks its keys in one pass (``rank_select``; by default
+    on but for a top-k with a top-p) instead of taking 3-pivot rounds: the same answer, bit for bit,
+    and the oracle's, on adversarial rows (ties, +-inf, NaN, few distinct values) with per-row and
+    scalar k and p (top-k, top-p over the whole row, top-p over the top-k survivors), buffers that
+    hold the keys and ones that do not, and the split path.  Each case takes every option set with one request, rotated
     over the cases (a simulated call costs about half a second)."""
     x = as_logits(adversarial_rows(rng, 301), dtype)
     k, p = per_row_k(301, 12), per_row_p(12)
@@ -255,7 +255,7 @@ def test_rank_select_gives_the_pivot_rounds_bits(dtype, ties, rng):
     for o, options in enumerate(({}, {"capacity": 30}, {"split": 3}, {"capacity": 12, "split": 2})):
         kk, pp = requests[(case + o) % len(requests)]
         rounds = run(x, kk, pp, ties, rank_select=False, **options)
-        same_bits(run(x, kk, pp, ties, **options), rounds)
+        same_bits(run(x, kk, pp, ties, rank_select=True, **options), rounds)  # the default is off for k+p
         check(x, kk, pp, ties, rounds)
 
 

@@ -42,16 +42,23 @@ WIDE_MISS = True
 # while it holds more than kernels.WIDE_MIN_KEYS live keys; off: it cost 30-40 % on Zipf top-k 50 (H100, session 25)
 WIDE_BUFFER = False
 # options["rank_select"]: a search over a buffer of at most kernels.RANK_MAX keys ranks them in one
-# pass (kernels.rank_select) instead of taking 3-pivot rounds; the same answers.  On by default:
-# prepared in session 26 for the B=16 split finish (docs/bench/next-numba-rank/), not yet timed
+# pass (kernels.rank_select) instead of taking 3-pivot rounds; the same answers.  By default on for
+# requests with a top-k or a top-p, off for a top-k with a top-p: H100 A/B at ea31be0
+# (docs/bench/h100-2026-12-05/session27/ call B, ab.json, select, fp32, V=131072): top-k 50 B=16
+# LLM-like 57.8 -> 44.6 us, Gaussian 54.4 -> 43.0, B=1024 514 -> 473; top-p 0.9 B=16 LLM-like
+# 128.5 -> 87.1; but k100+p0.9 B=16 LLM-like 77.1 -> 96.4, Gaussian 80.2 -> 87.9, B=1024 687 -> 727
+# (not explained yet; each stage ranks a buffer of about 250 keys).  True / False in options forces it.
 RANK_SELECT = True
 # options["split_wide"]: on the split path, a top-p-only request's rows that miss take their first
 # SPLIT_WIDE_ROUNDS wide rounds, and the gather of their live keys, with every block of the row
 # (kernels.wide_hist_kernel / wide_pick_kernel) instead of the one block of the finish; the same
 # answers.  On by default: written in session 27 for issue 6's B=16 top-p rows (the finish had spent
-# 243 of 275 us reading the row with one block, H100 session 26)
+# 243 of 275 us reading the row with one block, H100 session 26; LLM-like B=16 89.6 us in all with it, session 27)
 SPLIT_WIDE = True
-SPLIT_WIDE_ROUNDS = 3
+# H100 A/B at ea31be0 (session27/ call B, ab_wide.json, select top-p 0.9, fp32, V=131072, off / 2 / 3 / 4
+# rounds): B=16 LLM-like 215 / 85 / 87 / 90 us, Gaussian 446 / 259 / 191 / 120, Zipf 423 / 182 / 114 / 117;
+# B=1 LLM-like 203 / 63 / 65 / 67, Gaussian 351 / 154 / 80 / 83, Zipf 411 / 154 / 82 / 85
+SPLIT_WIDE_ROUNDS = 4
 # Fixed-point top-p weights: round(exp(x - max) * 2**FRAC_BITS), summed in int64.
 FRAC_BITS = 40
 
@@ -241,7 +248,7 @@ def _select_raw(req: Request, arrays):
         fixed_point_one(V),
         (1 if req.options.get("wide_miss", WIDE_MISS) else 0)
         | (2 if req.options.get("wide_buffer", WIDE_BUFFER) else 0)
-        | (4 if req.options.get("rank_select", RANK_SELECT) else 0),
+        | (4 if req.options.get("rank_select", RANK_SELECT and (req.k is None or req.p is None)) else 0),
     )
     thr = arrays.empty(B, dtype)
     nties = arrays.empty(B, "int32")
