@@ -324,6 +324,22 @@ def test_split_rows_are_bit_identical(dtype, splits, rng):
 
 
 @sim
+@pytest.mark.parametrize(("name", "value"), [("split", -1), ("split", 2.5), ("capacity", 0), ("capacity", True),
+                                             ("split_wide_rounds", 0), ("split_wide_rounds", "3")])
+def test_integer_options_are_checked_before_any_write(name, value):
+    """A bad integer option is a QritaValueError naming it and what it takes, even where the path that would
+    read it is not taken (B=0), and the logits of an in-place masking are untouched."""
+    x = np.linspace(-1.0, 1.0, 40, dtype=np.float32).reshape(2, 20)
+    before = x.copy()
+    for logits in (x, x[:0]):
+        with pytest.raises(qrita.QritaValueError, match=rf"options\['{name}'\] must be"):
+            qrita.select(logits, k=3, p=0.9, backend="numba", options={name: value})
+    with pytest.raises(qrita.QritaValueError, match=rf"options\['{name}'\] must be"):
+        qrita.top_k_top_p(x, 3, 0.9, backend="numba", inplace=True, options={name: value})
+    np.testing.assert_array_equal(x, before)
+
+
+@sim
 def test_split_rows_with_misses_and_overflow(rng):
     x = as_logits(adversarial_rows(rng, 130), "float16")
     k, p = per_row_k(130, 12), per_row_p(12).astype(np.float32)

@@ -7,8 +7,11 @@ it only says what it cannot do (:meth:`Backend.cannot_run`) and does the rest.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
+
+from ..errors import QritaValueError
 
 
 @dataclass(frozen=True)
@@ -128,3 +131,19 @@ class Backend:
         library, for per-row stream states ``states`` (``qrita.core.rng``); None to use the
         generic path.  It must draw the generic path's tokens."""
         return None
+
+
+def int_option(options: dict, name: str, default: int, *, pow2: bool = False, choices=None, minimum: int = 1) -> int:
+    """A validated integer knob of ``options`` (None or absent: ``default``): an integer (not a bool) of at
+    least ``minimum``, a power of two with ``pow2``, one of ``choices`` when given; else QritaValueError."""
+    value = options.get(name)
+    if value is None:
+        return default
+    ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    ok = ok and (value >= minimum or choices is not None)
+    ok = ok and not (pow2 and value & (value - 1)) and (choices is None or value in choices)
+    if not ok:
+        want = (f"one of {choices}" if choices else "a power of two" if pow2
+                else "a positive integer" if minimum == 1 else f"an integer >= {minimum}")
+        raise QritaValueError(f"options[{name!r}] must be {want} (or left out for the default), got {value!r}")
+    return int(value)

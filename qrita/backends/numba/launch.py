@@ -23,7 +23,7 @@ from numba import cuda
 
 from ... import _arrays
 from ...core.spec import TIES_ALL
-from ..base import Request, SelectResult
+from ..base import Request, SelectResult, int_option
 from . import kernels as kern
 
 # Split path: rows per launch (bounds its scratch: 256 rows * 16 KiB of
@@ -203,9 +203,8 @@ class _SimulatedArrays(_DeviceArrays):
 _SM_COUNT: dict[int, int] = {}
 
 
-def choose_splits(req: Request, arrays: _DeviceArrays) -> int:
-    """Blocks per row: ``options["split"]`` if given, else enough to fill the GPU at small B."""
-    forced = int(req.options.get("split") or 0)
+def choose_splits(req: Request, arrays: _DeviceArrays, forced: int) -> int:
+    """Blocks per row: ``forced`` (``options["split"]``) if not 0, else enough to fill the GPU at small B."""
     if forced > 0:
         return min(forced, MAX_SPLITS)
     if arrays.simulated or req.V < 2 * SPLIT_MIN_ENTRIES:
@@ -239,7 +238,10 @@ def _select_raw(req: Request, arrays):
     """The select launches; returns the raw output arrays (thresholds as their bits' holders) and
     the masking's cut index a row (``kernels.finish_row``: ``CUT_SCAN`` where the row must be read)."""
     B, V, dtype = req.B, req.V, req.dtype
-    cap = max(1, min(int(req.options.get("capacity") or kern.CAP), kern.CAP))
+    opts = req.options
+    cap = min(int_option(opts, "capacity", kern.CAP), kern.CAP)
+    split_wide_rounds = int_option(opts, "split_wide_rounds", SPLIT_WIDE_ROUNDS)
+    forced_split = int_option(opts, "split", 0, minimum=0)  # 0: automatic
     params = (
         kern.FMT_OF_DTYPE[dtype],
         1 if req.ties == TIES_ALL else 0,
@@ -263,13 +265,13 @@ def _select_raw(req: Request, arrays):
         rows = (k_arr, int(k_scalar), k_mode, p_arr, float(p_scalar), p_mode)
         outs = (arrays.vector(thr, _BITS[dtype]), arrays.vector(nties), arrays.vector(count), arrays.vector(hit),
                 arrays.vector(cut))
-        splits = choose_splits(req, arrays)
+        splits = choose_splits(req, arrays, forced_split)
         if splits == 1:
             kern.select_kernel[B, kern.THREADS, stream](x, stride_b, stride_v, V, *rows, *params, *outs)
         else:
             wide_rounds = 0
             if req.k is None and req.p is not None and (params[5] & 1) and req.options.get("split_wide", SPLIT_WIDE):
-                wide_rounds = int(req.options.get("split_wide_rounds") or SPLIT_WIDE_ROUNDS)
+                wide_rounds = split_wide_rounds
             _run_split(arrays, stream, x, stride_b, stride_v, B, V, rows, params, splits, outs, wide_rounds)
     return thr, nties, count, hit, cut
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import numbers
 from typing import NamedTuple
 
 import torch
@@ -14,7 +13,7 @@ from ...core.keys import KEY_CONSTANTS
 from ...core.lut import TOPK_DELTA, TOPP_DELTA
 from ...core.spec import NUM_PIVOTS, SAMPLE_SIZE, TIES_ALL, TOPK_LUT_STEPS_PER_OCTAVE
 from ...errors import QritaValueError
-from ..base import Request, SelectResult
+from ..base import Request, SelectResult, int_option
 from . import kernels
 
 DTYPE_CODE = {"float32": kernels.F32.value, "float16": kernels.F16.value, "bfloat16": kernels.BF16.value}
@@ -194,19 +193,6 @@ def pdl_capable(dev: torch.device) -> bool:
     if dev.type != "cuda" or torch.version.hip is not None or _interpreted():
         return False
     return torch.cuda.get_device_capability(dev)[0] >= 9
-
-
-def int_option(options: dict, name: str, default: int, *, pow2: bool = False, choices=None) -> int:
-    """A validated integer knob of ``options`` (None or absent: ``default``)."""
-    value = options.get(name)
-    if value is None:
-        return default
-    ok = isinstance(value, numbers.Integral) and not isinstance(value, bool) and (value >= 1 or choices is not None)
-    ok = ok and not (pow2 and value & (value - 1)) and (choices is None or value in choices)
-    if not ok:
-        want = f"one of {choices}" if choices else ("a power of two" if pow2 else "a positive integer")
-        raise QritaValueError(f"options[{name!r}] must be {want} (or left out for the default), got {value!r}")
-    return int(value)
 
 
 def span_of(V: int, B: int, wide: bool, top_k_only: bool = False) -> tuple[int, int]:
