@@ -40,3 +40,15 @@ summarize_suites() {
   done > "$OUT/suite.log"
   grep -v -i warn "/tmp/suite_$1.log" | grep -E "PASSED|FAILED|ERROR|SKIPPED" | cut -c1-200 >> "$OUT/suite.log"
 }
+
+# run_bench NAME SHA BUDGET_S HARNESS_ARGS...: `qrita.bench --full` into $OUT/NAME (its results.{json,md}) with
+# a time budget (killed 20 s after it), its exit status, elapsed time and last lines appended to $P
+run_bench() {
+  local name=$1 sha=$2 budget=$3
+  shift 3
+  mkdir -p "$OUT/$name"
+  QRITA_GIT_COMMIT=$sha timeout -s ABRT $((budget + 20)) python3 -m qrita.bench --full --out "$OUT/$name" \
+    --budget-s "$budget" --vocabs 131072 --no-plots "$@" > "/tmp/bench_$name.log" 2>&1
+  echo "$name rc=$? t=$((SECONDS - T0))" >> "$P"
+  tail -5 "/tmp/bench_$name.log" >> "$P"
+}
