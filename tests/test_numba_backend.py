@@ -306,6 +306,35 @@ def test_split_wide_rounds_give_the_finish_bits(dtype, ties, rng):
         check(x, None, pp, ties, finish)
 
 
+def same_answer(a, b):
+    """The same selection (threshold, num_ties, count), bit for bit; ``hit`` may differ."""
+    for field in ("threshold", "num_ties", "count"):
+        np.testing.assert_array_equal(raw(getattr(a, field)), raw(getattr(b, field)), err_msg=field)
+
+
+@sim
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_two_cuts_turn_mass_concentrated_misses_into_hits(dtype, rng):
+    """A top-p-only row whose model predicts more candidates than the buffer holds gathers above a
+    higher cut (``two_cuts``, on by default): rows whose mass sits in a few strong logits over a
+    Gaussian floor then hit where one cut overflowed, and every row's answer is the one cut's, bit
+    for bit, and the oracle's (one-block and split path, scalar and per-row p, adversarial rows)."""
+    V = 1500
+    floor = rng.standard_normal((4, V)) * 2.0
+    for r in range(4):
+        floor[r, rng.choice(V, 12, replace=False)] += rng.random(12) * 7 + 8
+    x = as_logits(np.concatenate([floor, adversarial_rows(rng, V)[[0, 6, 9]]]), dtype)
+    p = np.array([0.9, 0.95, 0.5, 0.99, 0.3, 0.9, 0.8])
+    for pp, options in ((0.9, {"capacity": 120}), (p, {"capacity": 120, "split": 3})):
+        one = run(x, None, pp, two_cuts=False, **options)
+        two = run(x, None, pp, **options)
+        same_answer(two, one)
+        check(x, None, pp, "lowest_index", two)
+        hits_one, hits_two = raw(one.hit), raw(two.hit)
+        assert hits_two[:4].all() and not hits_one[:2].any(), (hits_one, hits_two)  # rows 0-1: p >= 0.9
+        assert (hits_two >= hits_one).all()
+
+
 @sim
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 @pytest.mark.parametrize("splits", [2, 3, 5])
@@ -615,6 +644,28 @@ def test_gpu_split_wide_rounds_give_the_finish_bits(B, dtype):
             same_bits(run(x, None, pp, split_wide_rounds=rounds), finish)
         same_bits(run(x, None, pp, split=1), finish)
         check_rows(x, None, pp, "lowest_index", finish, range(x.shape[0]))
+
+
+@gpu
+@needs_cuda
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("B", [16, 300])
+def test_gpu_two_cuts_turn_mass_concentrated_misses_into_hits(B, dtype):
+    """On the GPU, split path (B=16) and one block a row (B=300): LLM-like top-p rows hit with two
+    cuts where one cut overflowed, Gaussian rows miss either way; the same answers as one cut and
+    the oracle's, and the same masked logits."""
+    V = 131072
+    x = torch.cat([llm_logits(B, V, dtype, seed=5), torch.randn(4, V, device="cuda").to(getattr(torch, dtype))])
+    p = torch.rand(x.shape[0], device="cuda") * 0.3 + 0.7
+    for pp in (0.9, p):
+        one = run(x, None, pp, two_cuts=False)
+        two = run(x, None, pp)
+        same_answer(two, one)
+        if pp == 0.9:  # about 1-9 entries needed, 40000 above the one cut; the top 128 hold 95-99.9 %
+            assert int(two.hit[:B].sum()) >= 0.9 * B and not bool(one.hit[:B].any())
+        check_rows(x, None, pp, "lowest_index", two, [0, 1, B - 1, B, B + 3])
+        masked = qrita.top_k_top_p(x, None, pp, backend="numba")
+        assert torch.equal(masked, qrita.top_k_top_p(x, None, pp, backend="numba", options={"two_cuts": False}))
 
 
 @gpu

@@ -188,6 +188,10 @@ SW_NONE, SW_OPEN, SW_ROW, SW_FIT, SW_GATHERED, SW_STOP = range(6)
 # The row's bins in global memory, gh[b, field, m]: count, mass, smallest and largest key.
 GH_N, GH_C, GH_MIN, GH_MAX, GH_SIZE = range(5)
 
+# Two cuts (bins bit 3, option two_cuts; row_cut): the higher cut gathers about cap // TWO_CUT_SHARE keys
+# (the Triton backend's two_cut_share default, measured there: docs/triton.md).
+TWO_CUT_SHARE = 32.0
+
 # Slots of one row of the block accumulator ring (see end_pass).
 NS = 4 * NUM_PIVOTS
 ACC_SIZE = 3 * NS
@@ -495,9 +499,25 @@ def row_params(b, V, k_arr, k_scalar, k_mode, p_arr, p_scalar, p_mode_arg):
 
 
 @device_function
-def row_cut(row, K, p, p_mode, truncation, red):
+def topk_delta(n_items, k):
+    """``TOPK_DELTA``'s cut for the top ``k`` of ``n_items`` Gaussian entries, in sigmas."""
+    topk_lut = cuda.const.array_like(TOPK_DELTA)
+    i = int64(math.floor(math.log2(n_items / k) * TOPK_LUT_STEPS_PER_OCTAVE))
+    return float64(topk_lut[min(max(i, 0), TOPK_LUT_SIZE - 1)])
+
+
+@device_function
+def row_cut(row, K, p, p_mode, truncation, red, cap, bins):
     """Key of the sigma-truncation cut ``t = mu + delta * sigma`` of a row, or BIG
-    (no cut).  The same sample and the same tree every time: batch invariance."""
+    (no cut).  The same sample and the same tree every time: batch invariance.
+
+    Two cuts (``bins`` bit 3, option ``two_cuts``): a top-p-only row whose model predicts more
+    than ``cap`` entries above ``t`` (``t`` below the top-k cut for ``cap`` of the row's expected
+    finite entries) gathers above the top-k cut for ``cap // TWO_CUT_SHARE`` of them instead, if
+    that is higher.  A row whose mass sits in a few strong logits over a wide floor (``t`` lands
+    in the floor: LLM-like rows, about 42000 entries above ``t`` at V=131072) then hits; a row
+    whose boundary lies below the higher cut misses as it would have with ``t`` (its buffer
+    overflowed)."""
     if truncation == 0 or (K == 0 and p_mode != 2):
         return int64(BIG)
     V = row[3]
@@ -521,15 +541,20 @@ def row_cut(row, K, p, p_mode, truncation, red):
     sigma = math.sqrt(ss / max(n, 1.0))
     if n < 2.0:
         return int64(BIG)
-    topk_lut = cuda.const.array_like(TOPK_DELTA)
     topp_lut = cuda.const.array_like(TOPP_DELTA)
     if K > 0:
-        i = int64(math.floor(math.log2(float64(V) / float64(K)) * TOPK_LUT_STEPS_PER_OCTAVE))
-        delta = float64(topk_lut[min(max(i, 0), TOPK_LUT_SIZE - 1)])
+        delta = topk_delta(float64(V), float64(K))
     else:
         i = int64(math.ceil(p * (TOPP_LUT_SIZE - 1)))
         delta = float64(topp_lut[min(max(i, 0), TOPP_LUT_SIZE - 1)]) + sigma
     t = mu + delta * sigma
+    if (bins & 8) != 0 and K == 0 and p_mode == 2:
+        n_eff = max(n * (float64(V) / float64(n_sample)), 1.0)  # the finite entries the sample predicts
+        if n_eff > float64(cap):
+            t_cap = mu + topk_delta(n_eff, float64(cap)) * sigma
+            t_two = mu + topk_delta(n_eff, float64(cap) / TWO_CUT_SHARE) * sigma
+            if t < t_cap and t_two > t:
+                t = t_two
     if t != t:
         return int64(BIG)
     return key_of_bits(bits_from_f32(float32(t)))
@@ -1218,7 +1243,7 @@ def select_kernel(
     cuda.syncthreads()
     row = (x, b * stride_b, stride_v, V, fmt)
     K, p, p_mode = row_params(b, V, k_arr, k_scalar, k_mode, p_arr, p_scalar, p_mode_arg)
-    cut_key = row_cut(row, K, p, p_mode, truncation, red)
+    cut_key = row_cut(row, K, p, p_mode, truncation, red, cap, bins)
     r, scan = scan_slice(row, 0, V, cut_key, buf, n_slotted, 0, cap, acc, 0)
     g_max, n_max, g_min, n_min, n_keep, n_over = scan
     scan = (g_max, n_max, g_min, n_min, n_keep, n_slotted[0] + n_over)
@@ -1266,7 +1291,7 @@ def scan_split_kernel(
     row_id = row0 + b
     row = (x, row_id * stride_b, stride_v, V, fmt)
     K, p, p_mode = row_params(row_id, V, k_arr, k_scalar, k_mode, p_arr, p_scalar, p_mode_arg)
-    cut_key = row_cut(row, K, p, p_mode, truncation, red)
+    cut_key = row_cut(row, K, p, p_mode, truncation, red, cap, bins)
     start, stop = split_bounds(V, s, splits)
     _r, scan = scan_slice(row, start, stop, cut_key, cand[b], cand_count, b, cap, acc, 0)
     if tid == 0:

@@ -59,6 +59,12 @@ SPLIT_WIDE = True
 # rounds): B=16 LLM-like 215 / 85 / 87 / 90 us, Gaussian 446 / 259 / 191 / 120, Zipf 423 / 182 / 114 / 117;
 # B=1 LLM-like 203 / 63 / 65 / 67, Gaussian 351 / 154 / 80 / 83, Zipf 411 / 154 / 82 / 85
 SPLIT_WIDE_ROUNDS = 4
+# options["two_cuts"]: a top-p-only row whose Gaussian model predicts more candidates than the buffer
+# holds gathers above a higher cut, the top-k cut for cap // kernels.TWO_CUT_SHARE entries
+# (kernels.row_cut), so that rows whose mass sits in a few strong logits hit (LLM-like top-p 0.9 rows:
+# about 42000 entries above the one cut, 1-9 needed); the same answers.  Written in session 27 for issue
+# 6's LLM-like top-p rows at B=1024 (3.09x Triton, whose own two_cuts makes them hit); not yet timed
+TWO_CUTS = True
 # Fixed-point top-p weights: round(exp(x - max) * 2**FRAC_BITS), summed in int64.
 FRAC_BITS = 40
 
@@ -250,7 +256,8 @@ def _select_raw(req: Request, arrays):
         fixed_point_one(V),
         (1 if req.options.get("wide_miss", WIDE_MISS) else 0)
         | (2 if req.options.get("wide_buffer", WIDE_BUFFER) else 0)
-        | (4 if req.options.get("rank_select", RANK_SELECT and (req.k is None or req.p is None)) else 0),
+        | (4 if req.options.get("rank_select", RANK_SELECT and (req.k is None or req.p is None)) else 0)
+        | (8 if req.options.get("two_cuts", TWO_CUTS) else 0),
     )
     thr = arrays.empty(B, dtype)
     nties = arrays.empty(B, "int32")
