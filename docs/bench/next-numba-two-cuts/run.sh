@@ -17,15 +17,10 @@ T0=$SECONDS
 P=$OUT/probe.log
 device_probe "$SHA" "($PART)"
 if [ "$PART" = timings ]; then
-  mkdir -p $OUT/select $OUT/masked
-  QRITA_GIT_COMMIT=$SHA timeout -s ABRT 190 python3 -m qrita.bench --full --out $OUT/select --budget-s 170 \
-    --providers qrita-triton-select,qrita-numba-select --scenarios topk50,k100p0.9,topp0.9 --dists llm,gaussian,zipf \
-    --dtypes fp32 --batches 1024,16 --vocabs 131072 --no-plots > /tmp/select.log 2>&1
-  echo "select rc=$? t=$((SECONDS-T0))" >> $P; tail -4 /tmp/select.log >> $P
-  QRITA_GIT_COMMIT=$SHA timeout -s ABRT 130 python3 -m qrita.bench --full --out $OUT/masked --budget-s 110 \
-    --providers qrita-numba,torch-topk,qrita-triton --scenarios topk50 --dists llm,gaussian,zipf \
-    --dtypes fp32,bf16 --batches 64,1024 --vocabs 131072 --no-plots > /tmp/masked.log 2>&1
-  echo "masked rc=$? t=$((SECONDS-T0))" >> $P; tail -5 /tmp/masked.log >> $P
+  run_bench select "$SHA" 170 --providers qrita-triton-select,qrita-numba-select \
+    --scenarios topk50,k100p0.9,topp0.9 --dists llm,gaussian,zipf --dtypes fp32 --batches 1024,16
+  run_bench masked "$SHA" 110 --providers qrita-numba,torch-topk,qrita-triton --scenarios topk50 \
+    --dists llm,gaussian,zipf --dtypes fp32,bf16 --batches 64,1024
   timeout 90 python3 benchmarks/numba_ab.py $OUT/ab_two_cuts.json --set two_cuts > /tmp/ab.log 2>&1
   echo "ab rc=$? t=$((SECONDS-T0))" >> $P; grep -v -i warn /tmp/ab.log | grep -v '^{' | tail -3 >> $P
   for B in 1024 16; do
@@ -35,10 +30,5 @@ if [ "$PART" = timings ]; then
     echo "profile B=$B t=$((SECONDS-T0))" >> $P
   done
 else
-  run_suite backend "" 400 -m gpu tests/test_numba_backend.py &
-  run_suite conf32 numba 400 -m gpu -k "test_gpu_shapes and float32" tests/test_conformance.py &
-  run_suite conf16 numba 400 -m gpu -k "test_gpu_shapes and not float32" tests/test_conformance.py &
-  run_suite confrest numba 400 -m gpu -k "not test_gpu_shapes" tests/test_conformance.py &
-  wait
-  summarize_suites backend conf32 conf16 confrest
+  numba_gpu_suites 400
 fi
