@@ -63,3 +63,19 @@ numba_gpu_suites() {
   wait
   summarize_suites backend conf32 conf16 confrest
 }
+
+# flashinfer_install: the carried wheels (.whl/, named in the run's `carry`) into /tmp/site (on PYTHONPATH after)
+flashinfer_install() {
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl >> "$P" 2>&1
+}
+
+# flashinfer_warmup PROVIDERS DTYPES LIMIT_S: flashinfer_install, then build FlashInfer's JIT modules for the
+# harness's PROVIDERS and DTYPES in the background (pid in $FI; a later plain `wait` waits for it too); the
+# build stays in FlashInfer's cache for the next calls on the same warm machine
+flashinfer_warmup() {
+  flashinfer_install
+  (PYTHONPATH=/tmp/site:. timeout "$3" python3 -c "import sys; sys.argv[1:] = ['$1', '$2']
+from qrita.bench.providers import _FLASHINFER_WARMUP as s; exec(s)" > /tmp/fi_warm.log 2>&1
+   echo "flashinfer warm-up rc=$? t=$((SECONDS - T0))" >> "$P") &
+  FI=$!
+}

@@ -256,6 +256,7 @@ def test_rank_select_gives_the_pivot_rounds_bits(dtype, ties, rng):
         kk, pp = requests[(case + o) % len(requests)]
         rounds = run(x, kk, pp, ties, rank_select=False, **options)
         same_bits(run(x, kk, pp, ties, rank_select=True, **options), rounds)  # the default is off for k+p
+        same_bits(run(x, kk, pp, ties, rank_select=True, rank_weighted=False, **options), rounds)
         check(x, kk, pp, ties, rounds)
 
 

@@ -41,9 +41,10 @@ FUSED_MASK_LIBS = ("torch", "cupy")
 class NumbaBackend(Backend):
     name = "numba"
     option_names = frozenset({"truncation", "split", "capacity", "fused_mask", "wide_miss", "wide_buffer",
-                              "rank_select", "split_wide", "split_wide_rounds", "two_cuts"})
+                              "rank_select", "split_wide", "split_wide_rounds", "two_cuts",
+                              "rank_weighted"})
     flag_options = frozenset({"truncation", "fused_mask", "wide_miss", "wide_buffer", "rank_select", "split_wide",
-                              "two_cuts"})
+                              "two_cuts", "rank_weighted"})
 
     def __init__(self) -> None:
         self.simulated = _simulator_requested()

@@ -1051,7 +1051,8 @@ def pivot_search(row, buf, in_buf, n_buf, cap, lo, cnt_lo, hi, target, weighted,
                 in_buf = 1
                 n_buf = n
             cnt_lo = n
-        if (bins & 4) != 0 and in_buf != 0 and n_buf <= RANK_MAX:
+        # rank_select (bins bit 2); in a search of masses only with bit 4 too (option rank_weighted)
+        if (bins & 4) != 0 and (weighted == 0 or (bins & 16) != 0) and in_buf != 0 and n_buf <= RANK_MAX:
             found, z, above, n_eq, cnt_above = rank_select(buf, n_buf, lo, target, weighted, ref, hist)
             if found != 0:
                 return r, z, above, n_eq, cnt_above, in_buf, n_buf

@@ -48,6 +48,8 @@ WIDE_BUFFER = False
 # LLM-like 57.8 -> 44.6 us, Gaussian 54.4 -> 43.0, B=1024 514 -> 473; top-p 0.9 B=16 LLM-like
 # 128.5 -> 87.1; but k100+p0.9 B=16 LLM-like 77.1 -> 96.4, Gaussian 80.2 -> 87.9, B=1024 687 -> 727
 # (not explained yet; each stage ranks a buffer of about 250 keys).  True / False in options forces it.
+# options["rank_weighted"] = False keeps rank_select out of the searches of masses (top-p), for the A/B that
+# tells which of a k+p row's two stages loses (benchmarks/numba_ab.py --set rank_kp)
 RANK_SELECT = True
 # options["split_wide"]: on the split path, a top-p-only request's rows that miss take their first
 # SPLIT_WIDE_ROUNDS wide rounds, and the gather of their live keys, with every block of the row
@@ -257,7 +259,8 @@ def _select_raw(req: Request, arrays):
         (1 if req.options.get("wide_miss", WIDE_MISS) else 0)
         | (2 if req.options.get("wide_buffer", WIDE_BUFFER) else 0)
         | (4 if req.options.get("rank_select", RANK_SELECT and (req.k is None or req.p is None)) else 0)
-        | (8 if req.options.get("two_cuts", TWO_CUTS) else 0),
+        | (8 if req.options.get("two_cuts", TWO_CUTS) else 0)
+        | (16 if req.options.get("rank_weighted", True) else 0),
     )
     thr = arrays.empty(B, dtype)
     nties = arrays.empty(B, "int32")
