@@ -294,7 +294,10 @@ def test_split_wide_rounds_give_the_finish_bits(dtype, ties, rng):
     its live keys, with all of its blocks (``split_wide``, on by default): the same bits as the
     finish's own rounds and the oracle's answer, with the rounds' hand-over to the finish in every
     state (a range still open, live keys that fit but are not gathered, gathered, answered) through
-    the round count and buffers too small for the live keys."""
+    the round count and buffers too small for the live keys; and the same state after the rounds
+    whether the pass's last block of a row or a launch of its own picks a round's bin."""
+    from qrita.backends.numba import kernels, launch
+
     x = as_logits(adversarial_rows(rng, 203)[[0, 1, 5, 6, 9, 11]], dtype)
     p = per_row_p(6)
     requests = (p, 0.9, 0.3)
@@ -303,7 +306,13 @@ def test_split_wide_rounds_give_the_finish_bits(dtype, ties, rng):
                                  {"split": 4, "truncation": False, "capacity": 3, "split_wide_rounds": 2})):
         pp = requests[(case + o) % len(requests)]
         finish = run(x, None, pp, ties, split_wide=False, **options)
-        same_bits(run(x, None, pp, ties, **options), finish)
+        states = []
+        for fold in (True, False):  # the rounds' state, not only the answer (the finish would mend a lost pick)
+            launch.SIMULATED_WIDE_STATE.clear()
+            same_bits(run(x, None, pp, ties, split_wide_fold=fold, **options), finish)
+            states.append(np.concatenate(launch.SIMULATED_WIDE_STATE))
+        np.testing.assert_array_equal(states[0][:, :kernels.SW_TICKET], states[1][:, :kernels.SW_TICKET])
+        assert (states[0][:, kernels.SW_MODE] != kernels.SW_NONE).any()
         check(x, None, pp, ties, finish)
 
 
@@ -643,6 +652,7 @@ def test_gpu_split_wide_rounds_give_the_finish_bits(B, dtype):
         finish = run(x, None, pp, split_wide=False)
         for rounds in (1, 2, 3, 5):
             same_bits(run(x, None, pp, split_wide_rounds=rounds), finish)
+            same_bits(run(x, None, pp, split_wide_rounds=rounds, split_wide_fold=False), finish)
         same_bits(run(x, None, pp, split=1), finish)
         check_rows(x, None, pp, "lowest_index", finish, range(x.shape[0]))
 

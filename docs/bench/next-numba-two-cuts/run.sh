@@ -11,9 +11,10 @@
 #   bash docs/bench/next-numba-two-cuts/run.sh <SHA> suites    (about 4 min; up to 9 with FlashInfer's build)
 #     probe.log, suite.log: the backend's GPU tests and the Numba conformance suite at real shapes, side by side;
 #     with the FlashInfer wheels carried (run's carry: [".whl"]), FlashInfer's JIT build beside them
-#   bash docs/bench/next-numba-two-cuts/run.sh <SHA> flashinfer   (about 7 min; carry .whl; after "suites")
-#     probe.log, masked_fi/results.{json,md}: Numba masking beside FlashInfer's top_k_mask_logits, torch.topk
-#     masking and Triton (top-k 50, LLM-like and Gaussian, fp32 and bf16, B=64, 256, 1024)
+#   bash docs/bench/next-numba-two-cuts/run.sh <SHA> flashinfer   (about 8 min; carry .whl; after "suites")
+#     probe.log, ab_fold.json, masked_fi/results.{json,md}: the A/B split_wide_fold off / on (top-p 0.9, B=16
+#     and 1, same bits); Numba masking beside FlashInfer's top_k_mask_logits, torch.topk masking and Triton
+#     (top-k 50, LLM-like and Gaussian, fp32 and bf16, B=64, 256, 1024)
 export PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1 PYTHONPATH=.
 . benchmarks/device_lib.sh
 SHA=${1:?commit SHA}
@@ -42,8 +43,10 @@ elif [ "$PART" = suites ]; then
   numba_gpu_suites 400
   [ -n "$FI" ] && wait $FI && tail -4 /tmp/fi_warm.log >> $P
 else  # flashinfer: issue 6's masking target beside FlashInfer's top_k_mask_logits (after the suites call's build)
+  timeout 50 python3 benchmarks/numba_ab.py $OUT/ab_fold.json --set fold > /tmp/abf.log 2>&1
+  echo "ab fold rc=$? t=$((SECONDS-T0))" >> $P; grep -v -i warn /tmp/abf.log | grep -v '^{' | tail -3 >> $P
   flashinfer_install
   export PYTHONPATH=/tmp/site:.
-  run_bench masked_fi "$SHA" 400 --providers qrita-numba,torch-topk,flashinfer,qrita-triton --scenarios topk50 \
+  run_bench masked_fi "$SHA" 380 --providers qrita-numba,torch-topk,flashinfer,qrita-triton --scenarios topk50 \
     --dists llm,gaussian --dtypes fp32,bf16 --batches 64,256,1024
 fi

@@ -183,7 +183,7 @@ W_STOP, W_LO, W_HI, W_CNT_LO, W_ABOVE, W_N_EQ, W_CNT_ABOVE, W_SIZE = range(8)
 # take; SW_OPEN: a range, its keys in the row, more wide rounds; SW_ROW: a range, its keys in the row, no
 # more wide rounds; SW_FIT: they fit the buffer, to be gathered; SW_GATHERED: in cand[b]; SW_STOP: answered).
 (SW_MODE, SW_LO, SW_HI, SW_CNT_LO, SW_TARGET, SW_GMAX, SW_Z, SW_ABOVE, SW_N_EQ, SW_CNT_ABOVE, SW_NGATH,
- SW_SIZE) = range(12)
+ SW_TICKET, SW_SIZE) = range(13)
 SW_NONE, SW_OPEN, SW_ROW, SW_FIT, SW_GATHERED, SW_STOP = range(6)
 # The row's bins in global memory, gh[b, field, m]: count, mass, smallest and largest key.
 GH_N, GH_C, GH_MIN, GH_MAX, GH_SIZE = range(5)
@@ -1474,49 +1474,72 @@ def wide_init_kernel(
         wst[b, SW_TARGET] = target
         wst[b, SW_GMAX] = g_max
         wst[b, SW_NGATH] = 0
+        wst[b, SW_TICKET] = 0
 
 
 @kernel
-def wide_hist_kernel(x, stride_b, stride_v, V, row0, fmt, cap, one, splits, cand, wst, gh):
+def wide_hist_kernel(x, stride_b, stride_v, V, row0, fmt, cap, one, splits, cand, wst, gh, fold):
     """Split wide rounds, a round's pass (grid ``(rows, splits)``): block ``(b, s)`` counts the live
     keys of split ``s`` of an ``SW_OPEN`` row into its shared bins (:func:`wide_fill`) and adds them to
     the row's global bins (integer atomics: any order, the same bits); of an ``SW_FIT`` row it gathers
-    the live keys into ``cand[b]`` (a slot each from ``wst[b, SW_NGATH]``)."""
+    the live keys into ``cand[b]`` (a slot each from ``wst[b, SW_NGATH]``).  With ``fold`` (option
+    ``split_wide_fold``) the row's last block to finish (a ticket in ``wst[b, SW_TICKET]``, after a
+    fence) runs the round's pick itself (:func:`wide_pick_row`), one launch fewer a round."""
     b = int64(cuda.blockIdx.x)
     s = int64(cuda.blockIdx.y)
+    tid = cuda.threadIdx.x
     mode = wst[b, SW_MODE]
     if mode != SW_OPEN and mode != SW_FIT:
         return  # uniform over the block
     hist = shared_hist()
+    last = cuda.shared.array(1, int64)
     row = (x, (row0 + b) * stride_b, stride_v, V, fmt)
     start, stop = split_bounds(V, s, splits)
     lo = wst[b, SW_LO]
     if mode == SW_FIT:
         gather_slice(row, start, stop, lo, cand[b], wst[b], SW_NGATH, cap)
+    else:
+        clear_hist(hist)
+        cuda.syncthreads()
+        g_max = wst[b, SW_GMAX]
+        ref = (g_max, f32_from_bits(bits_of_key(g_max)), one)
+        wide_fill(row, cand[b], 0, int64(0), start, stop, lo, wide_shift(lo, wst[b, SW_HI]), 1, ref, hist)
+        cuda.syncthreads()
+        h_n, h_lo, h_hi, h_min, h_max, _res, _ch_n, _ch_c, _rank_w = hist
+        for m in range(tid, WIDE_SLOTS, THREADS):
+            n = h_n[m]
+            if n != 0:
+                cuda.atomic.add(gh, (b, GH_N, m), int64(n))
+                cuda.atomic.add(gh, (b, GH_C, m), (int64(h_hi[m]) << 32) + int64(h_lo[m]))
+                cuda.atomic.min(gh, (b, GH_MIN, m), int64(h_min[m]))
+                cuda.atomic.max(gh, (b, GH_MAX, m), int64(h_max[m]))
+    if fold == 0:
         return
-    clear_hist(hist)
+    cuda.threadfence()  # this block's atomics on gh (and its gathered keys) before its ticket
     cuda.syncthreads()
-    g_max = wst[b, SW_GMAX]
-    ref = (g_max, f32_from_bits(bits_of_key(g_max)), one)
-    wide_fill(row, cand[b], 0, int64(0), start, stop, lo, wide_shift(lo, wst[b, SW_HI]), 1, ref, hist)
+    if tid == 0:
+        last[0] = 1 if cuda.atomic.add(wst, (b, SW_TICKET), 1) == splits - 1 else 0
     cuda.syncthreads()
-    h_n, h_lo, h_hi, h_min, h_max, _res, _ch_n, _ch_c, _rank_w = hist
-    for m in range(cuda.threadIdx.x, WIDE_SLOTS, THREADS):
-        n = h_n[m]
-        if n != 0:
-            cuda.atomic.add(gh, (b, GH_N, m), int64(n))
-            cuda.atomic.add(gh, (b, GH_C, m), (int64(h_hi[m]) << 32) + int64(h_lo[m]))
-            cuda.atomic.min(gh, (b, GH_MIN, m), int64(h_min[m]))
-            cuda.atomic.max(gh, (b, GH_MAX, m), int64(h_max[m]))
+    if last[0] != 0:  # every block of the row has added its bins
+        cuda.threadfence()
+        if tid == 0:
+            wst[b, SW_TICKET] = 0  # for the next round (no block of this launch reads it again)
+        wide_pick_row(b, cap, wst, gh, hist)
 
 
 @kernel
 def wide_pick_kernel(cap, wst, gh):
-    """Split wide rounds, a round's pick (grid ``(rows,)``): of an ``SW_OPEN`` row, the bin that holds
-    the answer (:func:`wide_pick` over the row's global bins, which it empties for the next round), and
-    the row's next mode; an ``SW_FIT`` row has been gathered (``SW_GATHERED``)."""
+    """Split wide rounds, a round's pick (grid ``(rows,)``; without ``split_wide_fold``): :func:`wide_pick_row`."""
+    wide_pick_row(int64(cuda.blockIdx.x), cap, wst, gh, shared_hist())
+
+
+@device_function
+def wide_pick_row(b, cap, wst, gh, hist):
+    """The pick of row ``b``'s round: of an ``SW_OPEN`` row, the bin that holds the answer
+    (:func:`wide_pick` over the row's global bins, read and emptied for the next round by atomic
+    exchanges, which read what the round's atomics wrote wherever this runs), and the row's next mode;
+    an ``SW_FIT`` row has been gathered (``SW_GATHERED``)."""
     tid = cuda.threadIdx.x
-    b = int64(cuda.blockIdx.x)
     mode = wst[b, SW_MODE]
     if mode == SW_FIT:
         if tid == 0:
@@ -1524,19 +1547,14 @@ def wide_pick_kernel(cap, wst, gh):
         return
     if mode != SW_OPEN:
         return  # uniform over the block
-    hist = shared_hist()
     h_n, h_lo, h_hi, h_min, h_max, _res, _ch_n, _ch_c, _rank_w = hist
     for m in range(tid, WIDE_SLOTS, THREADS):
-        c = gh[b, GH_C, m]  # below 2**62: the words of wide_add
-        h_n[m] = uint32(gh[b, GH_N, m])
+        c = cuda.atomic.exch(gh, (b, GH_C, m), int64(0))  # below 2**62: the words of wide_add
+        h_n[m] = uint32(cuda.atomic.exch(gh, (b, GH_N, m), int64(0)))
         h_lo[m] = uint32(c & 0xFFFFFFFF)
         h_hi[m] = uint32(c >> 32)
-        h_min[m] = uint32(gh[b, GH_MIN, m])
-        h_max[m] = uint32(gh[b, GH_MAX, m])
-        gh[b, GH_N, m] = 0
-        gh[b, GH_C, m] = 0
-        gh[b, GH_MIN, m] = 0xFFFFFFFF
-        gh[b, GH_MAX, m] = 0
+        h_min[m] = uint32(cuda.atomic.exch(gh, (b, GH_MIN, m), int64(0xFFFFFFFF)))
+        h_max[m] = uint32(cuda.atomic.exch(gh, (b, GH_MAX, m), int64(0)))
     cuda.syncthreads()
     stop, lo, hi, cnt_lo, above, n_eq, cnt_above = wide_pick(hist, wst[b, SW_TARGET], 1)
     if tid == 0:

@@ -61,6 +61,12 @@ SPLIT_WIDE = True
 # rounds): B=16 LLM-like 215 / 85 / 87 / 90 us, Gaussian 446 / 259 / 191 / 120, Zipf 423 / 182 / 114 / 117;
 # B=1 LLM-like 203 / 63 / 65 / 67, Gaussian 351 / 154 / 80 / 83, Zipf 411 / 154 / 82 / 85
 SPLIT_WIDE_ROUNDS = 4
+# options["split_wide_fold"]: the row's last block of a round's pass runs the round's pick (a ticket), so a
+# round is one launch instead of two; the same answers.  Written in session 27 (profile at B=16, LLM-like top-p
+# 0.9: the three pick launches 7.2 us of kernel time); not yet timed
+SPLIT_WIDE_FOLD = True
+# under the simulator only: each split launch's wide-round state (kernels.SW_*), for the tests to compare
+SIMULATED_WIDE_STATE: list = []
 # options["two_cuts"]: a top-p-only row whose Gaussian model predicts more candidates than the buffer
 # holds gathers above a higher cut, the top-k cut for cap // kernels.TWO_CUT_SHARE entries
 # (kernels.row_cut), so that rows whose mass sits in a few strong logits hit (LLM-like top-p 0.9 rows:
@@ -279,10 +285,10 @@ def _select_raw(req: Request, arrays):
         if splits == 1:
             kern.select_kernel[B, kern.THREADS, stream](x, stride_b, stride_v, V, *rows, *params, *outs)
         else:
-            wide_rounds = 0
+            wide_rounds, fold = 0, 1 if req.options.get("split_wide_fold", SPLIT_WIDE_FOLD) else 0
             if req.k is None and req.p is not None and (params[5] & 1) and req.options.get("split_wide", SPLIT_WIDE):
                 wide_rounds = split_wide_rounds
-            _run_split(arrays, stream, x, stride_b, stride_v, B, V, rows, params, splits, outs, wide_rounds)
+            _run_split(arrays, stream, x, stride_b, stride_v, B, V, rows, params, splits, outs, wide_rounds, fold)
     return thr, nties, count, hit, cut
 
 
@@ -350,9 +356,10 @@ def run_mask(req: Request, mask_value: float, out):
     return req.logits
 
 
-def _run_split(arrays, stream, x, stride_b, stride_v, B, V, rows, params, splits, outs, wide_rounds):
+def _run_split(arrays, stream, x, stride_b, stride_v, B, V, rows, params, splits, outs, wide_rounds, fold):
     """Several blocks per row, ``SPLIT_ROWS`` rows per launch; partials combined in split order.
-    ``wide_rounds``: how many split wide rounds the rows that miss take (top-p alone; 0: none)."""
+    ``wide_rounds``: how many split wide rounds the rows that miss take (top-p alone; 0: none);
+    ``fold``: each round's pick runs in its pass's last block of the row."""
     n_rows = min(B, SPLIT_ROWS)
     fmt, _ties, _trunc, cap, one, _bins = params
     cand = arrays.scratch((n_rows, cap), "uint32")
@@ -377,9 +384,12 @@ def _run_split(arrays, stream, x, stride_b, stride_v, B, V, rows, params, splits
             )
             for _ in range(wide_rounds):
                 kern.wide_hist_kernel[grid, threads, stream](
-                    x, stride_b, stride_v, V, row0, fmt, cap, one, splits, cand, wst, gh
+                    x, stride_b, stride_v, V, row0, fmt, cap, one, splits, cand, wst, gh, fold
                 )
-                kern.wide_pick_kernel[grid[0], threads, stream](cap, wst, gh)
+                if not fold:
+                    kern.wide_pick_kernel[grid[0], threads, stream](cap, wst, gh)
+        if wide_rounds and arrays.simulated:  # for the tests: the rows' state after the rounds
+            SIMULATED_WIDE_STATE.append(np.array(wst.copy_to_host() if hasattr(wst, "copy_to_host") else wst))
         kern.finish_split_kernel[grid[0], threads, stream](
             x, stride_b, stride_v, V, row0, *rows, *params, splits, cand, cand_count, part, cut_keys,
             1 if wide_rounds else 0, wst, *outs
