@@ -327,6 +327,19 @@ def load_keys(row, i0, keys, items):
 
 
 @device_function
+def topp_target(p, mass):
+    """The fixed-point mass a top-p search must reach, ``max(floor(p * mass), 1)`` (every caller's the
+    same bits: the finish and the split wide rounds' start must agree)."""
+    return max(int64(p * float64(mass)), int64(1))
+
+
+@device_function
+def candidates_fit(cut_key, n_cand, cap):
+    """Whether the row had a cut and its candidates fit the buffer (a hit needs it)."""
+    return cut_key != BIG and n_cand <= cap
+
+
+@device_function
 def weight_of(key, ref):
     """Fixed-point top-p weight ``round(exp(x - max) * one)``; with a ``+inf`` max
     the ``+inf`` entries share the mass (weight ``one``, the rest 0)."""
@@ -1116,7 +1129,7 @@ def finish_row(row, b, K, p, p_mode, ties_all, cut_key, scan, z_total, cand_mass
     count = int64(0)
     n_all = int64(0)  # entries equal to the threshold, kept or not
     hit = 0
-    cut_fits = cut_key != BIG and n_cand <= cap
+    cut_fits = candidates_fit(cut_key, n_cand, cap)
     if g_max <= KEY_NEG_INF:
         pass  # nothing keepable: threshold -inf, count 0
     elif p_mode == 1:  # p <= 0: the single best token (its whole tie group under "all")
@@ -1139,7 +1152,7 @@ def finish_row(row, b, K, p, p_mode, ties_all, cut_key, scan, z_total, cand_mass
         target = K
         if K == 0:
             weighted = 1
-            target = max(int64(p * float64(z_total)), int64(1))
+            target = topp_target(p, z_total)
         lo = int64(KEY_NEG_INF)
         cnt_lo = n_keep
         in_buf = 0
@@ -1189,7 +1202,7 @@ def finish_row(row, b, K, p, p_mode, ties_all, cut_key, scan, z_total, cand_mass
                 n_items = n_buf
             r = pivot_pass(row, buf, in_buf, n_items, taus, 1, ref, acc, r, stats)
             w_z = weight_of(z, ref)
-            target = max(int64(p * float64(c[0] + nt * w_z)), int64(1))
+            target = topp_target(p, c[0] + nt * w_z)
             if c[0] < target:  # the boundary is the top-k boundary group itself
                 nt = topp_ties(target, c[0], w_z, nt, ties_all)
                 count = above + nt
@@ -1462,8 +1475,8 @@ def wide_init_kernel(
         _r, comb = combine_parts(part, b, splits, 2, acc, 0)
         g_max, _n_max, _g_min, _n_min, n_keep, n_over, z_total, cand_mass = comb
         n_cand = cand_count[b] + n_over
-        target = max(int64(p * float64(z_total)), int64(1))  # finish_row's target, the same bits
-        hit = cut_keys[b] != BIG and n_cand <= cap and cand_mass >= target
+        target = topp_target(p, z_total)  # finish_row's start, the same bits
+        hit = candidates_fit(cut_keys[b], n_cand, cap) and cand_mass >= target
         if g_max > KEY_NEG_INF + 1 and not hit and n_keep > cap:
             mode = SW_OPEN
     if tid == 0:
