@@ -10,7 +10,8 @@ JSON line a case:
 Sets: ``rank`` (``rank_select`` off / on; 27 cases, B = 16, 1024, 1), ``wide`` (``split_wide`` off, then
 2, 3, 4 rounds; top-p 0.9 at B = 16 and 1, the split path), ``two_cuts`` (off / on; top-p 0.9 and 0.5 at
 B = 1024, 16, 1), ``rank_kp`` (``rank_select`` off, on, on for top-k stages only: which stage of a k+p
-row loses with it), ``fold`` (``split_wide_fold`` off / on; top-p 0.9 at B = 16 and 1).  Written as
+row loses with it), ``rank_live`` (``rank_select`` off, then on once at most 512, 256, 128 keys are
+live; top-k and k+p at B = 16 and 1024), ``fold`` (``split_wide_fold`` off / on; top-p 0.9 at B = 16 and 1).  Written as
 ``docs/bench/next-numba-rank/ab.py`` for session 27, whose calls ran the first two (``--wide`` then;
 ``docs/bench/h100-2026-12-05/session27/``).
 """
@@ -44,6 +45,11 @@ SETS = {
                 [(d, B, k, p) for B in (16, 1024, 1) for k, p in ((100, 0.9), (50, 0.9), (100, None))
                  for d in ("llm", "gaussian")],
                 {}, False),
+    "rank_live": ({"rounds": {"rank_select": False}, "live512": {"rank_live": 512}, "live256": {"rank_live": 256},
+                   "live128": {"rank_live": 128}},
+                  [(d, B, k, p) for B in (16, 1024) for k, p in ((100, 0.9), (50, 0.9), (100, None), (50, None))
+                   for d in ("llm", "gaussian")],
+                  {}, False),
     "fold": ({"picks": {"split_wide_fold": False}, "folded": {"split_wide_fold": True}},
              [(d, B, None, 0.9) for B in (16, 1) for d in DISTS],
              {"split": 3, "capacity": 9}, False),

@@ -167,12 +167,15 @@ WIDE_CHUNK = (WIDE_SLOTS + WIDE_CHUNKS - 1) // WIDE_CHUNKS
 # wide rounds over the candidate buffer (option wide_buffer) only while it holds more live keys than
 # this (one a thread): below it a 3-pivot round over the buffer is a load a thread
 WIDE_MIN_KEYS = THREADS
-# A search over a buffer of at most RANK_MAX keys ranks them instead (rank_select, bins bit 2):
-# RANK_ITEMS keys a thread, each compared with every key of the buffer.  One key a thread on the GPU
-# (the buffer of a top-k 50 or k100+p0.9 row that hits holds about 100-400 keys); more in the
-# simulator, whose blocks have 4 threads, so that its tests take this path too.
+# A search over a buffer with at most RANK_MAX live keys ranks them instead (rank_select, bins bit 2):
+# RANK_ITEMS keys a thread, each compared with every live key.  One key a thread on the GPU (the buffer
+# of a top-k 50 or k100+p0.9 row that hits holds about 100-400 keys; the top-p stage of a k+p row has
+# fewer than k live); more in the simulator, whose blocks have 4 threads, so that its tests take this path too.
 RANK_ITEMS = 8 if SIMULATED else 1
 RANK_MAX = THREADS * RANK_ITEMS
+# bins >> RANK_LIVE_SHIFT: rank once at most this many keys are live (launch's option rank_live, <= RANK_MAX);
+# the rank's cost grows as the square of the live keys, a 3-pivot round's as their number
+RANK_LIVE_SHIFT = 8
 # results of a wide round, written by the thread whose chunk of bins holds the answer (see wide_round)
 W_STOP, W_LO, W_HI, W_CNT_LO, W_ABOVE, W_N_EQ, W_CNT_ABOVE, W_SIZE = range(8)
 
@@ -787,7 +790,7 @@ def wide_add(hist, m, key, w, weighted):
     """Key ``key`` (weight ``w``) into bin ``m`` of a wide round: its count, its mass as two
     32-bit words (the carry of the low word's atomic add goes into the high word: exact, and no
     64-bit shared atomics, which are compare-and-swap loops on sm_90), its smallest and largest key."""
-    h_n, h_lo, h_hi, h_min, h_max, _res, _ch_n, _ch_c, _rank_w = hist
+    h_n, h_lo, h_hi, h_min, h_max, _res, _ch_n, _ch_c, _rank_w, _rank_k, _rank_n = hist
     cuda.atomic.add(h_n, m, uint32(1))
     if weighted:
         w_lo = uint32(w & 0xFFFFFFFF)
@@ -832,7 +835,7 @@ def wide_fill(row, buf, in_buf, n_buf, start, stop, lo, s, weighted, ref, hist):
     """The live keys ``> lo`` of entries ``[start, stop)`` of the row (or of ``buf[:n_buf]`` when
     ``in_buf``) into the shared bins of a wide round (:func:`wide_round`), the keys above the last
     bin into one more."""
-    h_n, h_lo, h_hi, _h_min, _h_max, _res, _ch_n, _ch_c, _rank_w = hist
+    h_n, h_lo, h_hi, _h_min, _h_max, _res, _ch_n, _ch_c, _rank_w, _rank_k, _rank_n = hist
     tid = cuda.threadIdx.x
     o_n = int64(0)  # the keys above the last bin, counted in registers first
     o_c = int64(0)
@@ -887,7 +890,7 @@ def wide_pick(hist, target, weighted):
     statistics).  Every sum is of integers, so the atomics that filled the bins give the same bits in
     any order.  Fills ``hist``'s ``res`` (every thread reads it) and clears the bins for the next
     round.  Returns ``(stop, lo, hi, #(> lo), C(hi), #(== hi), #(> hi))``."""
-    h_n, h_lo, h_hi, h_min, h_max, res, ch_n, ch_c, _rank_w = hist
+    h_n, h_lo, h_hi, h_min, h_max, res, ch_n, ch_c, _rank_w, _rank_k, _rank_n = hist
     tid = cuda.threadIdx.x
     # Find m*: bin m is it iff S(m) < target <= S(m) + c(m), with S(m) the mass (or count) of the
     # bins above m (suffix sums grow as m falls, so exactly one bin passes; empty bins never do).
@@ -964,14 +967,16 @@ def shared_hist():
     res = cuda.shared.array(W_SIZE, int64)
     ch_n = cuda.shared.array(WIDE_CHUNKS, int64)  # per chunk of bins: count and mass (wide_round)
     ch_c = cuda.shared.array(WIDE_CHUNKS, int64)
-    rank_w = cuda.shared.array(RANK_MAX, int64)  # rank_select: the weight of each buffer key
-    return (h_n, h_lo, h_hi, h_min, h_max, res, ch_n, ch_c, rank_w)
+    rank_w = cuda.shared.array(RANK_MAX, int64)  # rank_select: the live keys' weights,
+    rank_k = cuda.shared.array(RANK_MAX, uint32)  # the live keys (any order),
+    rank_n = cuda.shared.array(1, uint32)  # how many (32-bit: a native shared atomic)
+    return (h_n, h_lo, h_hi, h_min, h_max, res, ch_n, ch_c, rank_w, rank_k, rank_n)
 
 
 @device_function
 def clear_hist(hist):
     """The wide rounds' bins, empty (a barrier before any round reads them)."""
-    h_n, h_lo, h_hi, h_min, h_max, _res, _ch_n, _ch_c, _rank_w = hist
+    h_n, h_lo, h_hi, h_min, h_max, _res, _ch_n, _ch_c, _rank_w, _rank_k, _rank_n = hist
     for m in range(cuda.threadIdx.x, WIDE_SLOTS, THREADS):
         h_n[m] = 0
         h_lo[m] = 0
@@ -982,35 +987,43 @@ def clear_hist(hist):
 
 @device_function
 def rank_select(buf, n_buf, lo, target, weighted, ref, hist):
-    """The answer of :func:`pivot_search` over ``buf[:n_buf]`` (every key ``> lo`` is there,
-    ``n_buf <= RANK_MAX``) without rounds: each thread takes its keys ``> lo`` and counts, over
-    the whole buffer, the weight ``C`` of the keys above it and how many equal it; the key ``z``
-    with ``C(z) < target <= C(z) + #(== z) * w(z)`` is the boundary (``z* = min {tau : C(tau) <
-    target}``: only one key passes, and the threads holding it write the same values).  Integer
-    sums, so the statistics are the search's bit for bit.  Returns ``(found, z*, C(z*), #(== z*),
-    #(> z*))``; ``found`` is 0 only if no key passed (the invariant rules it out; the caller then
-    runs the rounds)."""
-    _h_n, _h_lo, _h_hi, _h_min, _h_max, res, _ch_n, _ch_c, rank_w = hist
+    """The answer of :func:`pivot_search` over ``buf[:n_buf]`` (every key ``> lo`` is there)
+    without rounds, when at most ``RANK_MAX`` of its keys are live (``> lo``): the live keys and
+    their weights are first packed into ``rank_k`` / ``rank_w`` (slots from a shared counter, in
+    any order: what follows is order-free), then each thread takes packed keys and counts, over the
+    packed keys, the weight ``C`` of those above it and how many equal it; the key ``z`` with
+    ``C(z) < target <= C(z) + #(== z) * w(z)`` is the boundary (``z* = min {tau : C(tau) <
+    target}``: only one key passes, and the threads holding it write the same values).  Keys ``<=
+    lo`` weigh nothing and are never above or equal to a live key, so leaving them out changes no
+    sum; integer sums, so the statistics are the search's bit for bit.  Returns ``(found, z*,
+    C(z*), #(== z*), #(> z*))``; ``found`` is 0 when more than ``RANK_MAX`` keys are live or none
+    passed (the invariant rules that out): the caller then runs the rounds."""
+    _h_n, _h_lo, _h_hi, _h_min, _h_max, res, _ch_n, _ch_c, rank_w, rank_k, rank_n = hist
     tid = cuda.threadIdx.x
     if tid == 0:
         res[W_STOP] = 0
-    for i in range(tid, n_buf, THREADS):
-        key = int64(buf[i])
-        w = int64(0)  # keys <= lo weigh nothing: they are not live
-        if key > lo:
-            w = int64(1)
-            if weighted:
-                w = weight_of(key, ref)
-        rank_w[i] = w
+        rank_n[0] = 0
     cuda.syncthreads()
     for i in range(tid, n_buf, THREADS):
         key = int64(buf[i])
         if key > lo:
+            slot = cuda.atomic.add(rank_n, 0, uint32(1))
+            if slot < RANK_MAX:
+                w = int64(1)
+                if weighted:
+                    w = weight_of(key, ref)
+                rank_k[slot] = buf[i]
+                rank_w[slot] = w
+    cuda.syncthreads()
+    n_live = int64(rank_n[0])
+    if n_live <= RANK_MAX:
+        for i in range(tid, n_live, THREADS):
+            key = int64(rank_k[i])
             c = int64(0)
             n_gt = int64(0)
             n_eq = int64(0)
-            for j in range(n_buf):
-                other = int64(buf[j])
+            for j in range(n_live):
+                other = int64(rank_k[j])
                 if other > key:
                     c += rank_w[j]
                     n_gt += 1
@@ -1028,7 +1041,7 @@ def rank_select(buf, n_buf, lo, target, weighted, ref, hist):
     above = res[W_ABOVE]
     n_eq = res[W_N_EQ]
     cnt_above = res[W_CNT_ABOVE]
-    cuda.syncthreads()  # res is read before anything writes it again
+    cuda.syncthreads()  # res and rank_n are read before anything writes them again
     return found, z, above, n_eq, cnt_above
 
 
@@ -1064,8 +1077,10 @@ def pivot_search(row, buf, in_buf, n_buf, cap, lo, cnt_lo, hi, target, weighted,
                 in_buf = 1
                 n_buf = n
             cnt_lo = n
-        # rank_select (bins bit 2); in a search of masses only with bit 4 too (option rank_weighted)
-        if (bins & 4) != 0 and (weighted == 0 or (bins & 16) != 0) and in_buf != 0 and n_buf <= RANK_MAX:
+        # rank_select (bins bit 2) once at most bins >> RANK_LIVE_SHIFT keys are live (option rank_live);
+        # in a search of masses only with bit 4 too (option rank_weighted)
+        if ((bins & 4) != 0 and (weighted == 0 or (bins & 16) != 0) and in_buf != 0
+                and cnt_lo <= (bins >> RANK_LIVE_SHIFT)):
             found, z, above, n_eq, cnt_above = rank_select(buf, n_buf, lo, target, weighted, ref, hist)
             if found != 0:
                 return r, z, above, n_eq, cnt_above, in_buf, n_buf
@@ -1518,7 +1533,7 @@ def wide_hist_kernel(x, stride_b, stride_v, V, row0, fmt, cap, one, splits, cand
         ref = (g_max, f32_from_bits(bits_of_key(g_max)), one)
         wide_fill(row, cand[b], 0, int64(0), start, stop, lo, wide_shift(lo, wst[b, SW_HI]), 1, ref, hist)
         cuda.syncthreads()
-        h_n, h_lo, h_hi, h_min, h_max, _res, _ch_n, _ch_c, _rank_w = hist
+        h_n, h_lo, h_hi, h_min, h_max, _res, _ch_n, _ch_c, _rank_w, _rank_k, _rank_n = hist
         for m in range(tid, WIDE_SLOTS, THREADS):
             n = h_n[m]
             if n != 0:
@@ -1560,7 +1575,7 @@ def wide_pick_row(b, cap, wst, gh, hist):
         return
     if mode != SW_OPEN:
         return  # uniform over the block
-    h_n, h_lo, h_hi, h_min, h_max, _res, _ch_n, _ch_c, _rank_w = hist
+    h_n, h_lo, h_hi, h_min, h_max, _res, _ch_n, _ch_c, _rank_w, _rank_k, _rank_n = hist
     for m in range(tid, WIDE_SLOTS, THREADS):
         c = cuda.atomic.exch(gh, (b, GH_C, m), int64(0))  # below 2**62: the words of wide_add
         h_n[m] = uint32(cuda.atomic.exch(gh, (b, GH_N, m), int64(0)))
