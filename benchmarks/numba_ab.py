@@ -10,7 +10,8 @@ JSON line a case:
 Sets: ``rank`` (``rank_select`` off / on; 27 cases, B = 16, 1024, 1), ``wide`` (``split_wide`` off, then
 2, 3, 4 rounds; top-p 0.9 at B = 16 and 1, the split path), ``two_cuts`` (off / on; top-p 0.9 and 0.5 at
 B = 1024, 16, 1), ``rank_kp`` (``rank_select`` off, on, on for top-k stages only: which stage of a k+p
-row loses with it), ``rank_live`` (``rank_select`` off, then on once at most 512, 256, 128 keys are
+row loses with it), ``cut`` (the masking's cut index: every chunk scanned / each chunk counted first; top-k
+50, bf16 and fp32, B = 64 and 1024), ``rank_live`` (``rank_select`` off, then on once at most 512, 256, 128 keys are
 live; top-k and k+p at B = 16 and 1024), ``fold`` (``split_wide_fold`` off / on; top-p 0.9 at B = 16 and 1).  Written as
 ``docs/bench/next-numba-rank/ab.py`` for session 27, whose calls ran the first two (``--wide`` then;
 ``docs/bench/h100-2026-12-05/session27/``).
@@ -50,6 +51,9 @@ SETS = {
                   [(d, B, k, p) for B in (16, 1024) for k, p in ((100, 0.9), (50, 0.9), (100, None), (50, None))
                    for d in ("llm", "gaussian")],
                   {}, False),
+    "cut": ({"scan_all": {"cut_count": False}, "count": {"cut_count": True}},
+            [(d, B, 50, None, dt) for dt in ("bf16", "fp32") for B in (64, 1024) for d in DISTS],
+            {}, False),
     "fold": ({"picks": {"split_wide_fold": False}, "folded": {"split_wide_fold": True}},
              [(d, B, None, 0.9) for B in (16, 1) for d in DISTS],
              {"split": 3, "capacity": 9}, False),
@@ -59,7 +63,7 @@ SETS = {
 }
 VARIANTS, CASES, DRY_OPTIONS, HIT_MAY_DIFFER = SETS[SET]
 if DRY:
-    CASES = [(d, 2, k, p) for d, B, k, p in CASES if B == 16][:6]
+    CASES = [(d, 2, k, p, *dt) for d, B, k, p, *dt in CASES if B in (16, 64)][:6]
     VARIANTS = {name: {**o, **DRY_OPTIONS} for name, o in VARIANTS.items()}
 
 
@@ -70,7 +74,8 @@ def select_bits(x, k, p, options):
 
 
 def masked_bits(x, k, p, options):
-    return qrita.top_k_top_p(x, k, p, backend="numba", options=options).view(torch.int32).cpu()
+    out = qrita.top_k_top_p(x, k, p, backend="numba", options=options)
+    return out.view(torch.int16 if out.element_size() == 2 else torch.int32).cpu()
 
 
 def timings(x, k, p, options):
@@ -90,8 +95,8 @@ def timings(x, k, p, options):
 
 def main():
     out = open(sys.argv[1], "a")
-    for dist, B, k, p in CASES:
-        x = make_logits(dist, B, V, device=DEV, seed=0).float()
+    for dist, B, k, p, *dtype in CASES:  # a case may name its dtype (fp32 by default)
+        x = make_logits(dist, B, V, device=DEV, seed=0).to(torch.bfloat16 if dtype == ["bf16"] else torch.float32)
         want = None
         for name, options in VARIANTS.items():
             bits = select_bits(x, k, p, options) + [masked_bits(x, k, p, options)]
@@ -99,7 +104,8 @@ def main():
             first = None if want is None else [b for i, b in enumerate(want) if not (HIT_MAY_DIFFER and i == 3)]
             same = None if want is None else all(torch.equal(a, b) for a, b in zip(first, compared, strict=True))
             want = want or bits
-            row = dict(variant=name, dist=dist, B=B, k=k, p=p, same_bits=same, hit_rows=int(bits[3].sum()))
+            row = dict(variant=name, dist=dist, dtype=(dtype or ["fp32"])[0], B=B, k=k, p=p, same_bits=same,
+                       hit_rows=int(bits[3].sum()))
             if not DRY:
                 row.update(timings(x, k, p, options))
             print(json.dumps(row), flush=True)
