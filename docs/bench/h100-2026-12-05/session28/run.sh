@@ -6,7 +6,7 @@
 # probe.log; suite.log: the Numba backend's GPU tests and its conformance suite at real shapes, side by side,
 # FlashInfer's JIT build beside them; ab_cut.json: the masking's cut index, every chunk scanned / each chunk
 # counted first (top-k 50, bf16 and fp32, B = 64 and 1024, same bits); ab_rank_live.json: rank_select off,
-# then on once at most 512 / 256 / 128 keys are live (top-k 50 and 100 alone and with top-p 0.9, B = 16 and
+# then on once at most 512 / 256 keys are live (top-k 50 and 100 alone and with top-p 0.9, B = 16, two at
 # 1024, same bits); masked_fi/: Numba masking beside torch.topk masking, FlashInfer's top_k_mask_logits and
 # Triton at B=64 (fp32, bf16); select/: the B=16 k100+p0.9 and top-p 0.9 rows, Numba beside Triton;
 # profile.log: the Numba masking's kernels at B=64, LLM-like top-k 50, fp32 and bf16
