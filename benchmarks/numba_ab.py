@@ -11,8 +11,8 @@ Sets: ``rank`` (``rank_select`` off / on; 27 cases, B = 16, 1024, 1), ``wide`` (
 2, 3, 4 rounds; top-p 0.9 at B = 16 and 1, the split path), ``two_cuts`` (off / on; top-p 0.9 and 0.5 at
 B = 1024, 16, 1), ``rank_kp`` (``rank_select`` off, on, on for top-k stages only: which stage of a k+p
 row loses with it), ``cut`` (the masking's cut index: every chunk scanned / each chunk counted first; top-k
-50, bf16 and fp32, B = 64 and 1024), ``rank_live`` (``rank_select`` off, then on once at most 512 or 256 keys are live;
-top-k and k+p at B = 16, two cases at 1024), ``fold`` (``split_wide_fold`` off / on; top-p 0.9 at B = 16 and 1).  Written as
+50, bf16 and fp32, B = 64 and 1024), ``rank_live`` (``rank_select`` off, then on once at most 512 or 256
+keys are live; top-k and k+p at B = 16, two cases at 1024), ``fold`` (``split_wide_fold`` off / on; top-p 0.9 at B = 16 and 1).  Written as
 ``docs/bench/next-numba-rank/ab.py`` for session 27, whose calls ran the first two (``--wide`` then;
 ``docs/bench/h100-2026-12-05/session27/``).
 """
@@ -47,8 +47,8 @@ SETS = {
                  for d in ("llm", "gaussian")],
                 {}, False),
     "rank_live": ({"rounds": {"rank_select": False}, "live512": {"rank_live": 512}, "live256": {"rank_live": 256}},
-                  [(d, 16, k, p) for k, p in ((100, 0.9), (50, 0.9), (100, None), (50, None)) for d in ("llm", "gaussian")]
-                  + [("llm", 1024, 100, 0.9), ("llm", 1024, 50, None)],
+                  [(d, 16, k, p) for k, p in ((100, 0.9), (50, 0.9), (100, None), (50, None))
+                   for d in ("llm", "gaussian")] + [("llm", 1024, 100, 0.9), ("llm", 1024, 50, None)],
                   {}, False),
     "cut": ({"scan_all": {"cut_count": False}, "count": {"cut_count": True}},
             [(d, B, 50, None, dt) for dt in ("bf16", "fp32") for B in (64, 1024) for d in DISTS],
