@@ -12,7 +12,8 @@ Sets: ``rank`` (``rank_select`` off / on; 27 cases, B = 16, 1024, 1), ``wide`` (
 B = 1024, 16, 1), ``rank_kp`` (``rank_select`` off, on, on for top-k stages only: which stage of a k+p
 row loses with it), ``cut`` (the masking's cut index: every chunk scanned / each chunk counted first; top-k
 50, bf16 and fp32, B = 64 and 1024), ``rank_live`` (``rank_select`` off, then on once at most 512 or 256
-keys are live; top-k and k+p at B = 16, two cases at 1024), ``fold`` (``split_wide_fold`` off / on; top-p 0.9 at B = 16 and 1).  Written as
+keys are live; top-k and k+p at B = 16, two cases at 1024), ``fold`` (``split_wide_fold`` off / on; top-p
+0.9 at B = 16 and 1).  Written as
 ``docs/bench/next-numba-rank/ab.py`` for session 27, whose calls ran the first two (``--wide`` then;
 ``docs/bench/h100-2026-12-05/session27/``).
 """
