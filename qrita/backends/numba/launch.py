@@ -51,7 +51,11 @@ WIDE_BUFFER = False
 # k=100, both win at k=50.  The likely cause: every live key was compared with every key of the buffer
 # (250-400, dead ones too; the top-p stage of a k+p row has fewer than k live), a cost that grows as their
 # square, a 3-pivot round's as their number.  Now the live keys are packed first and the rank waits for
-# at most rank_live of them (3-pivot rounds until then).
+# at most rank_live of them (3-pivot rounds until then).  H100 A/B (session 28, call 5, ab_rank_live.json,
+# select, fp32, same bits in 20 of 20; rank off / rank_live 512 / 256): B=16 LLM-like k100+p0.9 77.4 / 80.8 /
+# 68.9 us, Gaussian 80.7 / 75.5 / 65.7; k50+p0.9 71.8 / 56.0 / 55.7, 79.5 / 52.6 / 52.3; top-k 100 56.5 /
+# 67.3 / 54.4, 52.3 / 61.8 / 52.4; top-k 50 58.0 / 45.9 / 45.7, 55.1 / 43.1 / 43.3; B=1024 LLM-like
+# k100+p0.9 691 / 679 / 668, top-k 50 518 / 481 / 480.  So on for every request, rank_live = 256.
 # options["rank_weighted"] = False keeps rank_select out of the searches of masses (top-p), for the A/B that
 # tells which of a k+p row's two stages loses (benchmarks/numba_ab.py --set rank_kp)
 RANK_SELECT = True
@@ -76,12 +80,14 @@ SIMULATED_WIDE_STATE: list = []
 # options["two_cuts"]: a top-p-only row whose Gaussian model predicts more candidates than the buffer
 # holds gathers above a higher cut, the top-k cut for cap // kernels.TWO_CUT_SHARE entries
 # (kernels.row_cut), so that rows whose mass sits in a few strong logits hit (LLM-like top-p 0.9 rows:
-# about 42000 entries above the one cut, 1-9 needed); the same answers.  By default only on the one-block
-# path: H100 A/B (session 28, docs/bench/h100-2026-12-05/session28/ call 1, ab_two_cuts.json, select, fp32,
-# V=131072, one cut / two): B=1024 LLM-like top-p 0.9 1911 -> 902 us (every row hits), Zipf top-p 0.5
-# 2478 -> 1138, the rest within 2 %; but on the split path (B=16, 1), where the split wide rounds already
-# take a missing row's first steps with all of its blocks, slower: B=16 LLM-like 0.9 87.9 -> 98.2 (hits),
-# Zipf 0.9 115.9 -> 147.1 (misses either way), B=1 LLM-like 66.3 -> 69.6.  True / False in options forces it.
+# about 42000 entries above the one cut, 1-9 needed); the same answers.  H100 A/B (session 28,
+# docs/bench/h100-2026-12-05/session28/ call 1, ab_two_cuts.json, select, fp32, V=131072, one cut / two):
+# B=1024 LLM-like top-p 0.9 1911 -> 902 us (every row hits), Zipf top-p 0.5 2478 -> 1138, the rest within
+# 2 %; but on the split path (B=16, 1), where the split wide rounds already take a missing row's first steps
+# with all of its blocks, slower: B=16 LLM-like 0.9 87.9 -> 98.2 (hits), Zipf 0.9 115.9 -> 147.1 (misses
+# either way), B=1 LLM-like 66.3 -> 69.6.  On for both paths all the same: a row's Selection.hit must not
+# depend on B or on the split (SPEC's batch invariance; session 28's call 5 tried it off on the split path
+# and the GPU tests of batch invariance failed on hit alone).  True / False in options forces it.
 TWO_CUTS = True
 # options["cut_count"]: the masking's cut index (kernels.cut_index_kernel) counts a chunk's entries equal to
 # the threshold before it scans the chunk in index order, and scans only the chunk that holds the wanted one;
@@ -283,7 +289,7 @@ def _select_raw(req: Request, arrays):
         (1 if req.options.get("wide_miss", WIDE_MISS) else 0)
         | (2 if req.options.get("wide_buffer", WIDE_BUFFER) else 0)
         | (4 if req.options.get("rank_select", RANK_SELECT) else 0)
-        | (8 if req.options.get("two_cuts", TWO_CUTS and splits == 1) else 0)
+        | (8 if req.options.get("two_cuts", TWO_CUTS) else 0)
         | (16 if req.options.get("rank_weighted", True) else 0)
         | (rank_live << kern.RANK_LIVE_SHIFT),
     )
