@@ -451,8 +451,7 @@ def test_fused_mask_cut_settled_by_the_search_or_found_in_the_row(rng, dtype):
     """The masking's cut index of the threshold's tie group: the search settles it where the
     group is kept whole or not at all, and ``cut_index_kernel`` reads the row for it where the
     group is cut, also many chunks into the row (a group of 550 cut at its 510th entry, a row
-    of one group cut anywhere), a chunk's equal entries counted before it is scanned or every chunk
-    scanned (option ``cut_count``): Selection.apply's bits, both tie rules, top-k, k+p and top-p."""
+    of one group cut anywhere): Selection.apply's bits, both tie rules, top-k, k+p and top-p."""
     V = 600
     x = np.round(rng.standard_normal((6, V)) * 3)  # about 20 values: large tie groups everywhere
     x[0] = rng.permutation(V)  # no ties: every boundary group is one entry, kept whole
@@ -465,10 +464,8 @@ def test_fused_mask_cut_settled_by_the_search_or_found_in_the_row(rng, dtype):
         for kk, pp in ((k, None), (k, 0.8), (None, 0.7)):
             xs = as_logits(x, dtype)
             want = raw(run(xs, kk, pp, ties).apply(mask_value=-7.0))
-            for count_first in (True, False):  # option cut_count: count each chunk first, or scan every chunk
-                masked = qrita.top_k_top_p(xs, kk, pp, backend="numba", ties=ties, mask_value=-7.0,
-                                           options={"cut_count": count_first})
-                np.testing.assert_array_equal(raw(masked), want)
+            np.testing.assert_array_equal(raw(qrita.top_k_top_p(xs, kk, pp, backend="numba", ties=ties,
+                                                                mask_value=-7.0)), want)
             if pp is None:  # in place too (the same kernels, another target)
                 res = qrita.top_k_top_p(xs, kk, pp, backend="numba", ties=ties, mask_value=-7.0, inplace=True)
                 np.testing.assert_array_equal(raw(res), want)

@@ -1622,103 +1622,71 @@ def keys_kernel(bits, fmt, keys, back):
 # ---- fused masking ------------------------------------------------------------------
 
 MASK_ITEMS = 4  # entries per thread of mask_kernel
-# Entries a thread tests in each chunk of cut_index_kernel (a chunk: THREADS * CUT_ITEMS entries).
+# Entries a thread tests back to back in each chunk of cut_index_kernel: one block scan (18
+# barriers) a chunk of THREADS * CUT_ITEMS entries, where one entry a thread cost a scan every 512.
 CUT_ITEMS = 8
 
 
-@device_function
-def cut_scan_chunk(row, start, thr_key, want, seen, flags, found):
-    """The chunk of :func:`cut_index_kernel` at ``start`` in index order: ``CUT_ITEMS`` consecutive
-    entries a thread, a block prefix sum of the threads' counts of entries equal to the threshold
-    (``flags``), and the thread whose entries hold the ``want``-th such entry of the row (``seen``
-    before the chunk) writes its index into ``found[0]``.  Returns the chunk's count (every thread)."""
-    t = cuda.threadIdx.x
-    V = row[3]
-    first = start + int64(t) * CUT_ITEMS
-    mine = int64(0)
-    for j in range(CUT_ITEMS):
-        if first + j < V:
-            if load_key(row, first + j) == thr_key:
-                mine += 1
-    flags[t] = mine
-    cuda.syncthreads()
-    off = 1
-    while off < THREADS:  # inclusive Hillis-Steele scan
-        v = int64(0)
-        if t >= off:
-            v = flags[t - off]
-        cuda.syncthreads()
-        flags[t] += v
-        cuda.syncthreads()
-        off *= 2
-    before = seen + flags[t] - mine  # equal entries before this thread's first
-    if mine > 0 and before < want <= before + mine:  # exactly one thread
-        rank = want - before
-        for j in range(CUT_ITEMS):
-            if rank > 0 and first + j < V:
-                if load_key(row, first + j) == thr_key:
-                    rank -= 1
-                    if rank == 0:
-                        found[0] = first + j
-    total = flags[THREADS - 1]
-    cuda.syncthreads()  # found is written and flags read before anything reads or writes them again
-    return total
-
-
 @kernel
-def cut_index_kernel(x, stride_b, stride_v, V, fmt, thr_bits, nties, cut_idx, scan_all):
+def cut_index_kernel(x, stride_b, stride_v, V, fmt, thr_bits, nties, cut_idx):
     """One block per row: the index of the ``nties``-th entry equal to the threshold, in
     index order, where :func:`finish_row` left ``CUT_SCAN`` in ``cut_idx`` (it settles
     the rows whose boundary group is kept whole, or not at all, without reading them).
-
-    Chunks of ``THREADS * CUT_ITEMS`` entries.  Each chunk's equal entries are first counted
-    (coalesced loads, a shared atomic a thread that saw any, one barrier: the counts sit in a ring
-    of three, so a count is cleared two chunks after it was read); only the chunk where the count
-    reaches ``nties`` is scanned in index order (:func:`cut_scan_chunk`, 18 barriers), and the
-    block stops there.  ``scan_all`` (option ``cut_count`` off) scans every chunk instead, as
-    before session 28.  Shared-memory only (simulator-runnable)."""
+    Chunks of ``THREADS * CUT_ITEMS`` entries, ``CUT_ITEMS`` consecutive ones a thread;
+    a block prefix sum of the threads' counts a chunk, and an early exit once found;
+    shared-memory only (simulator-runnable)."""
     b = cuda.blockIdx.x
     if cut_idx[b] != CUT_SCAN:  # block-uniform
         return
     t = cuda.threadIdx.x
     flags = cuda.shared.array(THREADS, int64)
-    ring = cuda.shared.array(3, uint32)  # a chunk's equal entries (32-bit: a native shared atomic)
-    found = cuda.shared.array(1, int64)
+    state = cuda.shared.array(2, int64)  # [0]: equal entries seen before this chunk, [1]: the index found
     row = (x, int64(b) * stride_b, stride_v, V, fmt)
     thr_key = key_of_bits(f32_bits_of(thr_bits[b], fmt))
     want = int64(nties[b])
-    if t < 3:
-        ring[t] = 0
     if t == 0:
-        found[0] = -1
+        state[0] = 0
+        state[1] = -1
     cuda.syncthreads()
-    seen = int64(0)  # equal entries before this chunk (the same in every thread)
     start = int64(0)
-    c = 0
     while start < V:  # block-uniform condition
-        total = want  # scan_all: every chunk is scanned
-        if scan_all == 0:
-            if t == 0:
-                ring[(c + 1) % 3] = 0  # read before the last barrier: every thread is past it
-            mine = uint32(0)
-            for j in range(CUT_ITEMS):
-                i = start + int64(j * THREADS + t)
-                if i < V:
-                    if load_key(row, i) == thr_key:
-                        mine += uint32(1)
-            if mine > 0:
-                cuda.atomic.add(ring, c % 3, mine)
+        first = start + int64(t) * CUT_ITEMS
+        mine = int64(0)
+        for j in range(CUT_ITEMS):
+            if first + j < V:
+                if load_key(row, first + j) == thr_key:
+                    mine += 1
+        flags[t] = mine
+        cuda.syncthreads()
+        off = 1
+        while off < THREADS:  # inclusive Hillis-Steele scan
+            v = int64(0)
+            if t >= off:
+                v = flags[t - off]
             cuda.syncthreads()
-            total = int64(ring[c % 3])
-        if seen + total >= want:  # block-uniform: the entry is in this chunk, or scan_all
-            total = cut_scan_chunk(row, start, thr_key, want, seen, flags, found)
-            if found[0] >= 0:
-                break
-        seen += total
+            flags[t] += v
+            cuda.syncthreads()
+            off *= 2
+        seen = state[0]
+        before = seen + flags[t] - mine  # equal entries before this thread's first
+        if mine > 0 and before < want <= before + mine:  # exactly one thread
+            rank = want - before
+            for j in range(CUT_ITEMS):
+                if rank > 0 and first + j < V:
+                    if load_key(row, first + j) == thr_key:
+                        rank -= 1
+                        if rank == 0:
+                            state[1] = first + j
+        cuda.syncthreads()
+        if t == 0:
+            state[0] = seen + flags[THREADS - 1]
+        cuda.syncthreads()
+        if state[1] >= 0:
+            break
         start += THREADS * CUT_ITEMS
-        c += 1
+        cuda.syncthreads()
     if t == 0:
-        cut_idx[b] = found[0]
+        cut_idx[b] = state[1]
 
 
 @kernel

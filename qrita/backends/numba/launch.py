@@ -89,12 +89,6 @@ SIMULATED_WIDE_STATE: list = []
 # depend on B or on the split (SPEC's batch invariance; session 28's call 5 tried it off on the split path
 # and the GPU tests of batch invariance failed on hit alone).  True / False in options forces it.
 TWO_CUTS = True
-# options["cut_count"]: the masking's cut index (kernels.cut_index_kernel) counts a chunk's entries equal to
-# the threshold before it scans the chunk in index order, and scans only the chunk that holds the wanted one;
-# off: every chunk is scanned (18 barriers a chunk), as before.  Written in session 28 for issue 6's bf16
-# masking at B=64 (LLM-like top-k 50: 166-175 us against fp32's 112-117 and torch.topk masking's 154-157,
-# session28/ call 1; bf16's tie groups leave most rows' cut to the scan)
-CUT_COUNT = True
 # Fixed-point top-p weights: round(exp(x - max) * 2**FRAC_BITS), summed in int64.
 FRAC_BITS = 40
 
@@ -361,9 +355,7 @@ def run_mask(req: Request, mask_value: float, out):
             thr_bits = arrays.vector(thr, _BITS[dtype])
             cut = arrays.vector(cut)  # finish_row's cut index; the kernel scans the rows left at CUT_SCAN
             fmt = kern.FMT_OF_DTYPE[dtype]
-            scan_all = 0 if req.options.get("cut_count", CUT_COUNT) else 1
-            kern.cut_index_kernel[B, kern.THREADS, stream](x, sb, sv, V, fmt, thr_bits, arrays.vector(nties), cut,
-                                                           scan_all)
+            kern.cut_index_kernel[B, kern.THREADS, stream](x, sb, sv, V, fmt, thr_bits, arrays.vector(nties), cut)
             per_block = kern.THREADS * kern.MASK_ITEMS
             grid = (B, (V + per_block - 1) // per_block)
             write_in_place = 1 if target is req.logits else 0
