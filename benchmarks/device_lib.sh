@@ -52,3 +52,30 @@ run_bench() {
   echo "$name rc=$? t=$((SECONDS - T0))" >> "$P"
   tail -5 "/tmp/bench_$name.log" >> "$P"
 }
+
+# numba_gpu_suites LIMIT_S: the Numba backend's GPU tests and its conformance suite at real shapes (three -k
+# processes), side by side, summarised into $OUT/suite.log
+numba_gpu_suites() {
+  run_suite backend "" "$1" -m gpu tests/test_numba_backend.py &
+  run_suite conf32 numba "$1" -m gpu -k "test_gpu_shapes and float32" tests/test_conformance.py &
+  run_suite conf16 numba "$1" -m gpu -k "test_gpu_shapes and not float32" tests/test_conformance.py &
+  run_suite confrest numba "$1" -m gpu -k "not test_gpu_shapes" tests/test_conformance.py &
+  wait
+  summarize_suites backend conf32 conf16 confrest
+}
+
+# flashinfer_install: the carried wheels (.whl/, named in the run's `carry`) into /tmp/site (on PYTHONPATH after)
+flashinfer_install() {
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl >> "$P" 2>&1
+}
+
+# flashinfer_warmup PROVIDERS DTYPES LIMIT_S: flashinfer_install, then build FlashInfer's JIT modules for the
+# harness's PROVIDERS and DTYPES in the background (pid in $FI; a later plain `wait` waits for it too); the
+# build stays in FlashInfer's cache for the next calls on the same warm machine
+flashinfer_warmup() {
+  flashinfer_install
+  (PYTHONPATH=/tmp/site:. timeout "$3" python3 -c "import sys; sys.argv[1:] = ['$1', '$2']
+from qrita.bench.providers import _FLASHINFER_WARMUP as s; exec(s)" > /tmp/fi_warm.log 2>&1
+   echo "flashinfer warm-up rc=$? t=$((SECONDS - T0))" >> "$P") &
+  FI=$!
+}

@@ -242,8 +242,9 @@ RANK_DTYPES = ("float32", "bfloat16")
 @pytest.mark.parametrize("ties", TIES)
 @pytest.mark.parametrize("dtype", RANK_DTYPES)
 def test_rank_select_gives_the_pivot_rounds_bits(dtype, ties, rng):
-    """A search over a small candidate buffer ranks its keys in one pass (``rank_select``; by default
-    on but for a top-k with a top-p) instead of taking 3-pivot rounds: the same answer, bit for bit,
+    """A search over a candidate buffer with few live keys ranks them in one pass (``rank_select``,
+    on by default; ``rank_live``: 3-pivot rounds until at most that many keys are live) instead of
+    taking 3-pivot rounds to the end: the same answer, bit for bit,
     and the oracle's, on adversarial rows (ties, +-inf, NaN, few distinct values) with per-row and
     scalar k and p (top-k, top-p over the whole row, top-p over the top-k survivors), buffers that
     hold the keys and ones that do not, and the split path.  Each case takes every option set with one request, rotated
@@ -255,7 +256,10 @@ def test_rank_select_gives_the_pivot_rounds_bits(dtype, ties, rng):
     for o, options in enumerate(({}, {"capacity": 30}, {"split": 3}, {"capacity": 12, "split": 2})):
         kk, pp = requests[(case + o) % len(requests)]
         rounds = run(x, kk, pp, ties, rank_select=False, **options)
-        same_bits(run(x, kk, pp, ties, rank_select=True, **options), rounds)  # the default is off for k+p
+        same_bits(run(x, kk, pp, ties, **options), rounds)  # the default: on, rank_live = RANK_MAX here
+        same_bits(run(x, kk, pp, ties, rank_select=True, rank_weighted=False, **options), rounds)
+        for live in (1, 5, 17):  # rounds until at most this many keys are live
+            same_bits(run(x, kk, pp, ties, rank_live=live, **options), rounds)
         check(x, kk, pp, ties, rounds)
 
 
@@ -293,7 +297,10 @@ def test_split_wide_rounds_give_the_finish_bits(dtype, ties, rng):
     its live keys, with all of its blocks (``split_wide``, on by default): the same bits as the
     finish's own rounds and the oracle's answer, with the rounds' hand-over to the finish in every
     state (a range still open, live keys that fit but are not gathered, gathered, answered) through
-    the round count and buffers too small for the live keys."""
+    the round count and buffers too small for the live keys; and the same state after the rounds
+    whether the pass's last block of a row or a launch of its own picks a round's bin."""
+    from qrita.backends.numba import kernels, launch
+
     x = as_logits(adversarial_rows(rng, 203)[[0, 1, 5, 6, 9, 11]], dtype)
     p = per_row_p(6)
     requests = (p, 0.9, 0.3)
@@ -302,8 +309,46 @@ def test_split_wide_rounds_give_the_finish_bits(dtype, ties, rng):
                                  {"split": 4, "truncation": False, "capacity": 3, "split_wide_rounds": 2})):
         pp = requests[(case + o) % len(requests)]
         finish = run(x, None, pp, ties, split_wide=False, **options)
-        same_bits(run(x, None, pp, ties, **options), finish)
+        states = []
+        for fold in (True, False):  # the rounds' state, not only the answer (the finish would mend a lost pick)
+            launch.SIMULATED_WIDE_STATE.clear()
+            same_bits(run(x, None, pp, ties, split_wide_fold=fold, **options), finish)
+            states.append(np.concatenate(launch.SIMULATED_WIDE_STATE))
+        np.testing.assert_array_equal(states[0][:, :kernels.SW_TICKET], states[1][:, :kernels.SW_TICKET])
+        assert (states[0][:, kernels.SW_MODE] != kernels.SW_NONE).any()
         check(x, None, pp, ties, finish)
+
+
+def same_answer(a, b):
+    """The same selection (threshold, num_ties, count), bit for bit; ``hit`` may differ."""
+    for field in ("threshold", "num_ties", "count"):
+        np.testing.assert_array_equal(raw(getattr(a, field)), raw(getattr(b, field)), err_msg=field)
+
+
+@sim
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_two_cuts_turn_mass_concentrated_misses_into_hits(dtype, rng):
+    """A top-p-only row whose model predicts more candidates than the buffer holds gathers above a
+    higher cut (``two_cuts``, on by default): rows whose mass sits in a few strong logits over a
+    Gaussian floor then hit where one cut overflowed, and every row's answer is the one cut's, bit
+    for bit, and the oracle's (one-block and split path, scalar and per-row p, adversarial rows)."""
+    V = 1500
+    floor = rng.standard_normal((4, V)) * 2.0
+    for r in range(4):
+        floor[r, rng.choice(V, 12, replace=False)] += rng.random(12) * 7 + 8
+    x = as_logits(np.concatenate([floor, adversarial_rows(rng, V)[[0, 6, 9]]]), dtype)
+    p = np.array([0.9, 0.95, 0.5, 0.99, 0.3, 0.9, 0.8])
+    for pp, options in ((0.9, {"capacity": 120}), (p, {"capacity": 120, "split": 3})):
+        one = run(x, None, pp, two_cuts=False, **options)
+        two = run(x, None, pp, **options)
+        same_answer(two, one)
+        check(x, None, pp, "lowest_index", two)
+        hits_one, hits_two = raw(one.hit), raw(two.hit)
+        assert hits_two[:4].all() and not hits_one[:2].any(), (hits_one, hits_two)  # rows 0-1: p >= 0.9
+        assert (hits_two >= hits_one).all()
+    # batch invariance, hits included: the split path and one block a row alike (session 28 had two cuts
+    # off by default on the split path for speed; the hits then depended on B)
+    same_bits(run(x, None, p, capacity=120, split=3), run(x, None, p, capacity=120))
 
 
 @sim
@@ -613,8 +658,36 @@ def test_gpu_split_wide_rounds_give_the_finish_bits(B, dtype):
         finish = run(x, None, pp, split_wide=False)
         for rounds in (1, 2, 3, 5):
             same_bits(run(x, None, pp, split_wide_rounds=rounds), finish)
+            same_bits(run(x, None, pp, split_wide_rounds=rounds, split_wide_fold=False), finish)
         same_bits(run(x, None, pp, split=1), finish)
         check_rows(x, None, pp, "lowest_index", finish, range(x.shape[0]))
+
+
+@gpu
+@needs_cuda
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("B", [16, 300])
+def test_gpu_two_cuts_turn_mass_concentrated_misses_into_hits(B, dtype):
+    """On the GPU, split path (B=16) and one block a row (B=300):
+    LLM-like top-p rows hit with two cuts where one cut overflowed, Gaussian rows miss either way; the
+    same answers as one cut and the oracle's, and the same masked logits.  A row whose top-p set has
+    more entries than the higher cut holds misses either way (in session 28's H100 run, 33 of 300
+    LLM-like rows at p = 0.9: their strong logits are weak, the floor's mass counts); every row whose
+    set has at most 16 entries must hit."""
+    V = 131072
+    x = torch.cat([llm_logits(B, V, dtype, seed=5), torch.randn(4, V, device="cuda").to(getattr(torch, dtype))])
+    p = torch.rand(x.shape[0], device="cuda") * 0.3 + 0.7
+    for pp in (0.9, p):
+        one = run(x, None, pp, two_cuts=False)
+        two = run(x, None, pp)
+        same_answer(two, one)
+        if isinstance(pp, float):  # mostly 1-9 entries needed, 40000 above the one cut
+            small = two.count[:B] <= 16
+            assert int(small.sum()) >= B // 2, two.count[:B]
+            assert bool(two.hit[:B][small].all()) and not bool(one.hit[:B].any()), (two.count[:B], two.hit[:B])
+        check_rows(x, None, pp, "lowest_index", two, [0, 1, B - 1, B, B + 3])
+        masked = qrita.top_k_top_p(x, None, pp, backend="numba")
+        assert torch.equal(masked, qrita.top_k_top_p(x, None, pp, backend="numba", options={"two_cuts": False}))
 
 
 @gpu

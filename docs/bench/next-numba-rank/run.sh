@@ -26,9 +26,9 @@ if [ "$PART" = timings ]; then
     --providers qrita-numba,torch-topk,qrita-triton --scenarios topk50,k100p0.9 --dists llm,gaussian,zipf \
     --dtypes fp32,bf16 --batches 1024,64 --vocabs 131072 --no-plots > /tmp/masked.log 2>&1
   echo "masked rc=$? t=$((SECONDS-T0))" >> $P; tail -5 /tmp/masked.log >> $P
-  timeout 110 python3 $D/ab.py $OUT/ab.json > /tmp/ab.log 2>&1
+  timeout 110 python3 benchmarks/numba_ab.py $OUT/ab.json --set rank > /tmp/ab.log 2>&1
   echo "ab rc=$? t=$((SECONDS-T0))" >> $P; grep -v -i warn /tmp/ab.log | grep -v '^{' | tail -3 >> $P
-  timeout 80 python3 $D/ab.py $OUT/ab_wide.json --wide > /tmp/abw.log 2>&1
+  timeout 80 python3 benchmarks/numba_ab.py $OUT/ab_wide.json --set wide > /tmp/abw.log 2>&1
   echo "ab --wide rc=$? t=$((SECONDS-T0))" >> $P; grep -v -i warn /tmp/abw.log | grep -v '^{' | tail -3 >> $P
   for mb in "select 16 k50,k100p0.9,p0.9" "masked 64 k50,k100p0.9"; do
     set -- $mb

@@ -41,8 +41,10 @@ FUSED_MASK_LIBS = ("torch", "cupy")
 class NumbaBackend(Backend):
     name = "numba"
     option_names = frozenset({"truncation", "split", "capacity", "fused_mask", "wide_miss", "wide_buffer",
-                              "rank_select", "split_wide", "split_wide_rounds"})
-    flag_options = frozenset({"truncation", "fused_mask", "wide_miss", "wide_buffer", "rank_select", "split_wide"})
+                              "rank_select", "split_wide", "split_wide_rounds", "two_cuts",
+                              "rank_weighted", "split_wide_fold", "rank_live"})
+    flag_options = frozenset({"truncation", "fused_mask", "wide_miss", "wide_buffer", "rank_select", "split_wide",
+                              "two_cuts", "rank_weighted", "split_wide_fold"})
 
     def __init__(self) -> None:
         self.simulated = _simulator_requested()

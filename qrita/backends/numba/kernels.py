@@ -167,12 +167,15 @@ WIDE_CHUNK = (WIDE_SLOTS + WIDE_CHUNKS - 1) // WIDE_CHUNKS
 # wide rounds over the candidate buffer (option wide_buffer) only while it holds more live keys than
 # this (one a thread): below it a 3-pivot round over the buffer is a load a thread
 WIDE_MIN_KEYS = THREADS
-# A search over a buffer of at most RANK_MAX keys ranks them instead (rank_select, bins bit 2):
-# RANK_ITEMS keys a thread, each compared with every key of the buffer.  One key a thread on the GPU
-# (the buffer of a top-k 50 or k100+p0.9 row that hits holds about 100-400 keys); more in the
-# simulator, whose blocks have 4 threads, so that its tests take this path too.
+# A search over a buffer with at most RANK_MAX live keys ranks them instead (rank_select, bins bit 2):
+# RANK_ITEMS keys a thread, each compared with every live key.  One key a thread on the GPU (the buffer
+# of a top-k 50 or k100+p0.9 row that hits holds about 100-400 keys; the top-p stage of a k+p row has
+# fewer than k live); more in the simulator, whose blocks have 4 threads, so that its tests take this path too.
 RANK_ITEMS = 8 if SIMULATED else 1
 RANK_MAX = THREADS * RANK_ITEMS
+# bins >> RANK_LIVE_SHIFT: rank once at most this many keys are live (launch's option rank_live, <= RANK_MAX);
+# the rank's cost grows as the square of the live keys, a 3-pivot round's as their number
+RANK_LIVE_SHIFT = 8
 # results of a wide round, written by the thread whose chunk of bins holds the answer (see wide_round)
 W_STOP, W_LO, W_HI, W_CNT_LO, W_ABOVE, W_N_EQ, W_CNT_ABOVE, W_SIZE = range(8)
 
@@ -183,10 +186,14 @@ W_STOP, W_LO, W_HI, W_CNT_LO, W_ABOVE, W_N_EQ, W_CNT_ABOVE, W_SIZE = range(8)
 # take; SW_OPEN: a range, its keys in the row, more wide rounds; SW_ROW: a range, its keys in the row, no
 # more wide rounds; SW_FIT: they fit the buffer, to be gathered; SW_GATHERED: in cand[b]; SW_STOP: answered).
 (SW_MODE, SW_LO, SW_HI, SW_CNT_LO, SW_TARGET, SW_GMAX, SW_Z, SW_ABOVE, SW_N_EQ, SW_CNT_ABOVE, SW_NGATH,
- SW_SIZE) = range(12)
+ SW_TICKET, SW_SIZE) = range(13)
 SW_NONE, SW_OPEN, SW_ROW, SW_FIT, SW_GATHERED, SW_STOP = range(6)
 # The row's bins in global memory, gh[b, field, m]: count, mass, smallest and largest key.
 GH_N, GH_C, GH_MIN, GH_MAX, GH_SIZE = range(5)
+
+# Two cuts (bins bit 3, option two_cuts; row_cut): the higher cut gathers about cap // TWO_CUT_SHARE keys
+# (the Triton backend's two_cut_share default, measured there: docs/triton.md).
+TWO_CUT_SHARE = 32.0
 
 # Slots of one row of the block accumulator ring (see end_pass).
 NS = 4 * NUM_PIVOTS
@@ -320,6 +327,19 @@ def load_keys(row, i0, keys, items):
     else:
         for j in range(items):
             keys[j] = key_of_bits(f32_bits_of(keys[j], FMT_F16))
+
+
+@device_function
+def topp_target(p, mass):
+    """The fixed-point mass a top-p search must reach, ``max(floor(p * mass), 1)`` (every caller's the
+    same bits: the finish and the split wide rounds' start must agree)."""
+    return max(int64(p * float64(mass)), int64(1))
+
+
+@device_function
+def candidates_fit(cut_key, n_cand, cap):
+    """Whether the row had a cut and its candidates fit the buffer (a hit needs it)."""
+    return cut_key != BIG and n_cand <= cap
 
 
 @device_function
@@ -495,9 +515,25 @@ def row_params(b, V, k_arr, k_scalar, k_mode, p_arr, p_scalar, p_mode_arg):
 
 
 @device_function
-def row_cut(row, K, p, p_mode, truncation, red):
+def topk_delta(n_items, k):
+    """``TOPK_DELTA``'s cut for the top ``k`` of ``n_items`` Gaussian entries, in sigmas."""
+    topk_lut = cuda.const.array_like(TOPK_DELTA)
+    i = int64(math.floor(math.log2(n_items / k) * TOPK_LUT_STEPS_PER_OCTAVE))
+    return float64(topk_lut[min(max(i, 0), TOPK_LUT_SIZE - 1)])
+
+
+@device_function
+def row_cut(row, K, p, p_mode, truncation, red, cap, bins):
     """Key of the sigma-truncation cut ``t = mu + delta * sigma`` of a row, or BIG
-    (no cut).  The same sample and the same tree every time: batch invariance."""
+    (no cut).  The same sample and the same tree every time: batch invariance.
+
+    Two cuts (``bins`` bit 3, option ``two_cuts``): a top-p-only row whose model predicts more
+    than ``cap`` entries above ``t`` (``t`` below the top-k cut for ``cap`` of the row's expected
+    finite entries) gathers above the top-k cut for ``cap // TWO_CUT_SHARE`` of them instead, if
+    that is higher.  A row whose mass sits in a few strong logits over a wide floor (``t`` lands
+    in the floor: LLM-like rows, about 42000 entries above ``t`` at V=131072) then hits; a row
+    whose boundary lies below the higher cut misses as it would have with ``t`` (its buffer
+    overflowed)."""
     if truncation == 0 or (K == 0 and p_mode != 2):
         return int64(BIG)
     V = row[3]
@@ -521,15 +557,20 @@ def row_cut(row, K, p, p_mode, truncation, red):
     sigma = math.sqrt(ss / max(n, 1.0))
     if n < 2.0:
         return int64(BIG)
-    topk_lut = cuda.const.array_like(TOPK_DELTA)
     topp_lut = cuda.const.array_like(TOPP_DELTA)
     if K > 0:
-        i = int64(math.floor(math.log2(float64(V) / float64(K)) * TOPK_LUT_STEPS_PER_OCTAVE))
-        delta = float64(topk_lut[min(max(i, 0), TOPK_LUT_SIZE - 1)])
+        delta = topk_delta(float64(V), float64(K))
     else:
         i = int64(math.ceil(p * (TOPP_LUT_SIZE - 1)))
         delta = float64(topp_lut[min(max(i, 0), TOPP_LUT_SIZE - 1)]) + sigma
     t = mu + delta * sigma
+    if (bins & 8) != 0 and K == 0 and p_mode == 2:
+        n_eff = max(n * (float64(V) / float64(n_sample)), 1.0)  # the finite entries the sample predicts
+        if n_eff > float64(cap):
+            t_cap = mu + topk_delta(n_eff, float64(cap)) * sigma
+            t_two = mu + topk_delta(n_eff, float64(cap) / TWO_CUT_SHARE) * sigma
+            if t < t_cap and t_two > t:
+                t = t_two
     if t != t:
         return int64(BIG)
     return key_of_bits(bits_from_f32(float32(t)))
@@ -749,7 +790,7 @@ def wide_add(hist, m, key, w, weighted):
     """Key ``key`` (weight ``w``) into bin ``m`` of a wide round: its count, its mass as two
     32-bit words (the carry of the low word's atomic add goes into the high word: exact, and no
     64-bit shared atomics, which are compare-and-swap loops on sm_90), its smallest and largest key."""
-    h_n, h_lo, h_hi, h_min, h_max, _res, _ch_n, _ch_c, _rank_w = hist
+    h_n, h_lo, h_hi, h_min, h_max, _res, _ch_n, _ch_c, _rank_w, _rank_k, _rank_n = hist
     cuda.atomic.add(h_n, m, uint32(1))
     if weighted:
         w_lo = uint32(w & 0xFFFFFFFF)
@@ -794,7 +835,7 @@ def wide_fill(row, buf, in_buf, n_buf, start, stop, lo, s, weighted, ref, hist):
     """The live keys ``> lo`` of entries ``[start, stop)`` of the row (or of ``buf[:n_buf]`` when
     ``in_buf``) into the shared bins of a wide round (:func:`wide_round`), the keys above the last
     bin into one more."""
-    h_n, h_lo, h_hi, _h_min, _h_max, _res, _ch_n, _ch_c, _rank_w = hist
+    h_n, h_lo, h_hi, _h_min, _h_max, _res, _ch_n, _ch_c, _rank_w, _rank_k, _rank_n = hist
     tid = cuda.threadIdx.x
     o_n = int64(0)  # the keys above the last bin, counted in registers first
     o_c = int64(0)
@@ -849,7 +890,7 @@ def wide_pick(hist, target, weighted):
     statistics).  Every sum is of integers, so the atomics that filled the bins give the same bits in
     any order.  Fills ``hist``'s ``res`` (every thread reads it) and clears the bins for the next
     round.  Returns ``(stop, lo, hi, #(> lo), C(hi), #(== hi), #(> hi))``."""
-    h_n, h_lo, h_hi, h_min, h_max, res, ch_n, ch_c, _rank_w = hist
+    h_n, h_lo, h_hi, h_min, h_max, res, ch_n, ch_c, _rank_w, _rank_k, _rank_n = hist
     tid = cuda.threadIdx.x
     # Find m*: bin m is it iff S(m) < target <= S(m) + c(m), with S(m) the mass (or count) of the
     # bins above m (suffix sums grow as m falls, so exactly one bin passes; empty bins never do).
@@ -926,14 +967,16 @@ def shared_hist():
     res = cuda.shared.array(W_SIZE, int64)
     ch_n = cuda.shared.array(WIDE_CHUNKS, int64)  # per chunk of bins: count and mass (wide_round)
     ch_c = cuda.shared.array(WIDE_CHUNKS, int64)
-    rank_w = cuda.shared.array(RANK_MAX, int64)  # rank_select: the weight of each buffer key
-    return (h_n, h_lo, h_hi, h_min, h_max, res, ch_n, ch_c, rank_w)
+    rank_w = cuda.shared.array(RANK_MAX, int64)  # rank_select: the live keys' weights,
+    rank_k = cuda.shared.array(RANK_MAX, uint32)  # the live keys (any order),
+    rank_n = cuda.shared.array(1, uint32)  # how many (32-bit: a native shared atomic)
+    return (h_n, h_lo, h_hi, h_min, h_max, res, ch_n, ch_c, rank_w, rank_k, rank_n)
 
 
 @device_function
 def clear_hist(hist):
     """The wide rounds' bins, empty (a barrier before any round reads them)."""
-    h_n, h_lo, h_hi, h_min, h_max, _res, _ch_n, _ch_c, _rank_w = hist
+    h_n, h_lo, h_hi, h_min, h_max, _res, _ch_n, _ch_c, _rank_w, _rank_k, _rank_n = hist
     for m in range(cuda.threadIdx.x, WIDE_SLOTS, THREADS):
         h_n[m] = 0
         h_lo[m] = 0
@@ -944,35 +987,43 @@ def clear_hist(hist):
 
 @device_function
 def rank_select(buf, n_buf, lo, target, weighted, ref, hist):
-    """The answer of :func:`pivot_search` over ``buf[:n_buf]`` (every key ``> lo`` is there,
-    ``n_buf <= RANK_MAX``) without rounds: each thread takes its keys ``> lo`` and counts, over
-    the whole buffer, the weight ``C`` of the keys above it and how many equal it; the key ``z``
-    with ``C(z) < target <= C(z) + #(== z) * w(z)`` is the boundary (``z* = min {tau : C(tau) <
-    target}``: only one key passes, and the threads holding it write the same values).  Integer
-    sums, so the statistics are the search's bit for bit.  Returns ``(found, z*, C(z*), #(== z*),
-    #(> z*))``; ``found`` is 0 only if no key passed (the invariant rules it out; the caller then
-    runs the rounds)."""
-    _h_n, _h_lo, _h_hi, _h_min, _h_max, res, _ch_n, _ch_c, rank_w = hist
+    """The answer of :func:`pivot_search` over ``buf[:n_buf]`` (every key ``> lo`` is there)
+    without rounds, when at most ``RANK_MAX`` of its keys are live (``> lo``): the live keys and
+    their weights are first packed into ``rank_k`` / ``rank_w`` (slots from a shared counter, in
+    any order: what follows is order-free), then each thread takes packed keys and counts, over the
+    packed keys, the weight ``C`` of those above it and how many equal it; the key ``z`` with
+    ``C(z) < target <= C(z) + #(== z) * w(z)`` is the boundary (``z* = min {tau : C(tau) <
+    target}``: only one key passes, and the threads holding it write the same values).  Keys ``<=
+    lo`` weigh nothing and are never above or equal to a live key, so leaving them out changes no
+    sum; integer sums, so the statistics are the search's bit for bit.  Returns ``(found, z*,
+    C(z*), #(== z*), #(> z*))``; ``found`` is 0 when more than ``RANK_MAX`` keys are live or none
+    passed (the invariant rules that out): the caller then runs the rounds."""
+    _h_n, _h_lo, _h_hi, _h_min, _h_max, res, _ch_n, _ch_c, rank_w, rank_k, rank_n = hist
     tid = cuda.threadIdx.x
     if tid == 0:
         res[W_STOP] = 0
-    for i in range(tid, n_buf, THREADS):
-        key = int64(buf[i])
-        w = int64(0)  # keys <= lo weigh nothing: they are not live
-        if key > lo:
-            w = int64(1)
-            if weighted:
-                w = weight_of(key, ref)
-        rank_w[i] = w
+        rank_n[0] = 0
     cuda.syncthreads()
     for i in range(tid, n_buf, THREADS):
         key = int64(buf[i])
         if key > lo:
+            slot = cuda.atomic.add(rank_n, 0, uint32(1))
+            if slot < RANK_MAX:
+                w = int64(1)
+                if weighted:
+                    w = weight_of(key, ref)
+                rank_k[slot] = buf[i]
+                rank_w[slot] = w
+    cuda.syncthreads()
+    n_live = int64(rank_n[0])
+    if n_live <= RANK_MAX:
+        for i in range(tid, n_live, THREADS):
+            key = int64(rank_k[i])
             c = int64(0)
             n_gt = int64(0)
             n_eq = int64(0)
-            for j in range(n_buf):
-                other = int64(buf[j])
+            for j in range(n_live):
+                other = int64(rank_k[j])
                 if other > key:
                     c += rank_w[j]
                     n_gt += 1
@@ -990,7 +1041,7 @@ def rank_select(buf, n_buf, lo, target, weighted, ref, hist):
     above = res[W_ABOVE]
     n_eq = res[W_N_EQ]
     cnt_above = res[W_CNT_ABOVE]
-    cuda.syncthreads()  # res is read before anything writes it again
+    cuda.syncthreads()  # res and rank_n are read before anything writes them again
     return found, z, above, n_eq, cnt_above
 
 
@@ -1026,7 +1077,10 @@ def pivot_search(row, buf, in_buf, n_buf, cap, lo, cnt_lo, hi, target, weighted,
                 in_buf = 1
                 n_buf = n
             cnt_lo = n
-        if (bins & 4) != 0 and in_buf != 0 and n_buf <= RANK_MAX:
+        # rank_select (bins bit 2) once at most bins >> RANK_LIVE_SHIFT keys are live (option rank_live);
+        # in a search of masses only with bit 4 too (option rank_weighted)
+        if ((bins & 4) != 0 and (weighted == 0 or (bins & 16) != 0) and in_buf != 0
+                and cnt_lo <= (bins >> RANK_LIVE_SHIFT)):
             found, z, above, n_eq, cnt_above = rank_select(buf, n_buf, lo, target, weighted, ref, hist)
             if found != 0:
                 return r, z, above, n_eq, cnt_above, in_buf, n_buf
@@ -1090,7 +1144,7 @@ def finish_row(row, b, K, p, p_mode, ties_all, cut_key, scan, z_total, cand_mass
     count = int64(0)
     n_all = int64(0)  # entries equal to the threshold, kept or not
     hit = 0
-    cut_fits = cut_key != BIG and n_cand <= cap
+    cut_fits = candidates_fit(cut_key, n_cand, cap)
     if g_max <= KEY_NEG_INF:
         pass  # nothing keepable: threshold -inf, count 0
     elif p_mode == 1:  # p <= 0: the single best token (its whole tie group under "all")
@@ -1113,7 +1167,7 @@ def finish_row(row, b, K, p, p_mode, ties_all, cut_key, scan, z_total, cand_mass
         target = K
         if K == 0:
             weighted = 1
-            target = max(int64(p * float64(z_total)), int64(1))
+            target = topp_target(p, z_total)
         lo = int64(KEY_NEG_INF)
         cnt_lo = n_keep
         in_buf = 0
@@ -1163,7 +1217,7 @@ def finish_row(row, b, K, p, p_mode, ties_all, cut_key, scan, z_total, cand_mass
                 n_items = n_buf
             r = pivot_pass(row, buf, in_buf, n_items, taus, 1, ref, acc, r, stats)
             w_z = weight_of(z, ref)
-            target = max(int64(p * float64(c[0] + nt * w_z)), int64(1))
+            target = topp_target(p, c[0] + nt * w_z)
             if c[0] < target:  # the boundary is the top-k boundary group itself
                 nt = topp_ties(target, c[0], w_z, nt, ties_all)
                 count = above + nt
@@ -1218,7 +1272,7 @@ def select_kernel(
     cuda.syncthreads()
     row = (x, b * stride_b, stride_v, V, fmt)
     K, p, p_mode = row_params(b, V, k_arr, k_scalar, k_mode, p_arr, p_scalar, p_mode_arg)
-    cut_key = row_cut(row, K, p, p_mode, truncation, red)
+    cut_key = row_cut(row, K, p, p_mode, truncation, red, cap, bins)
     r, scan = scan_slice(row, 0, V, cut_key, buf, n_slotted, 0, cap, acc, 0)
     g_max, n_max, g_min, n_min, n_keep, n_over = scan
     scan = (g_max, n_max, g_min, n_min, n_keep, n_slotted[0] + n_over)
@@ -1266,7 +1320,7 @@ def scan_split_kernel(
     row_id = row0 + b
     row = (x, row_id * stride_b, stride_v, V, fmt)
     K, p, p_mode = row_params(row_id, V, k_arr, k_scalar, k_mode, p_arr, p_scalar, p_mode_arg)
-    cut_key = row_cut(row, K, p, p_mode, truncation, red)
+    cut_key = row_cut(row, K, p, p_mode, truncation, red, cap, bins)
     start, stop = split_bounds(V, s, splits)
     _r, scan = scan_slice(row, start, stop, cut_key, cand[b], cand_count, b, cap, acc, 0)
     if tid == 0:
@@ -1436,8 +1490,8 @@ def wide_init_kernel(
         _r, comb = combine_parts(part, b, splits, 2, acc, 0)
         g_max, _n_max, _g_min, _n_min, n_keep, n_over, z_total, cand_mass = comb
         n_cand = cand_count[b] + n_over
-        target = max(int64(p * float64(z_total)), int64(1))  # finish_row's target, the same bits
-        hit = cut_keys[b] != BIG and n_cand <= cap and cand_mass >= target
+        target = topp_target(p, z_total)  # finish_row's start, the same bits
+        hit = candidates_fit(cut_keys[b], n_cand, cap) and cand_mass >= target
         if g_max > KEY_NEG_INF + 1 and not hit and n_keep > cap:
             mode = SW_OPEN
     if tid == 0:
@@ -1448,49 +1502,72 @@ def wide_init_kernel(
         wst[b, SW_TARGET] = target
         wst[b, SW_GMAX] = g_max
         wst[b, SW_NGATH] = 0
+        wst[b, SW_TICKET] = 0
 
 
 @kernel
-def wide_hist_kernel(x, stride_b, stride_v, V, row0, fmt, cap, one, splits, cand, wst, gh):
+def wide_hist_kernel(x, stride_b, stride_v, V, row0, fmt, cap, one, splits, cand, wst, gh, fold):
     """Split wide rounds, a round's pass (grid ``(rows, splits)``): block ``(b, s)`` counts the live
     keys of split ``s`` of an ``SW_OPEN`` row into its shared bins (:func:`wide_fill`) and adds them to
     the row's global bins (integer atomics: any order, the same bits); of an ``SW_FIT`` row it gathers
-    the live keys into ``cand[b]`` (a slot each from ``wst[b, SW_NGATH]``)."""
+    the live keys into ``cand[b]`` (a slot each from ``wst[b, SW_NGATH]``).  With ``fold`` (option
+    ``split_wide_fold``) the row's last block to finish (a ticket in ``wst[b, SW_TICKET]``, after a
+    fence) runs the round's pick itself (:func:`wide_pick_row`), one launch fewer a round."""
     b = int64(cuda.blockIdx.x)
     s = int64(cuda.blockIdx.y)
+    tid = cuda.threadIdx.x
     mode = wst[b, SW_MODE]
     if mode != SW_OPEN and mode != SW_FIT:
         return  # uniform over the block
     hist = shared_hist()
+    last = cuda.shared.array(1, int64)
     row = (x, (row0 + b) * stride_b, stride_v, V, fmt)
     start, stop = split_bounds(V, s, splits)
     lo = wst[b, SW_LO]
     if mode == SW_FIT:
         gather_slice(row, start, stop, lo, cand[b], wst[b], SW_NGATH, cap)
+    else:
+        clear_hist(hist)
+        cuda.syncthreads()
+        g_max = wst[b, SW_GMAX]
+        ref = (g_max, f32_from_bits(bits_of_key(g_max)), one)
+        wide_fill(row, cand[b], 0, int64(0), start, stop, lo, wide_shift(lo, wst[b, SW_HI]), 1, ref, hist)
+        cuda.syncthreads()
+        h_n, h_lo, h_hi, h_min, h_max, _res, _ch_n, _ch_c, _rank_w, _rank_k, _rank_n = hist
+        for m in range(tid, WIDE_SLOTS, THREADS):
+            n = h_n[m]
+            if n != 0:
+                cuda.atomic.add(gh, (b, GH_N, m), int64(n))
+                cuda.atomic.add(gh, (b, GH_C, m), (int64(h_hi[m]) << 32) + int64(h_lo[m]))
+                cuda.atomic.min(gh, (b, GH_MIN, m), int64(h_min[m]))
+                cuda.atomic.max(gh, (b, GH_MAX, m), int64(h_max[m]))
+    if fold == 0:
         return
-    clear_hist(hist)
+    cuda.threadfence()  # this block's atomics on gh (and its gathered keys) before its ticket
     cuda.syncthreads()
-    g_max = wst[b, SW_GMAX]
-    ref = (g_max, f32_from_bits(bits_of_key(g_max)), one)
-    wide_fill(row, cand[b], 0, int64(0), start, stop, lo, wide_shift(lo, wst[b, SW_HI]), 1, ref, hist)
+    if tid == 0:
+        last[0] = 1 if cuda.atomic.add(wst, (b, SW_TICKET), 1) == splits - 1 else 0
     cuda.syncthreads()
-    h_n, h_lo, h_hi, h_min, h_max, _res, _ch_n, _ch_c, _rank_w = hist
-    for m in range(cuda.threadIdx.x, WIDE_SLOTS, THREADS):
-        n = h_n[m]
-        if n != 0:
-            cuda.atomic.add(gh, (b, GH_N, m), int64(n))
-            cuda.atomic.add(gh, (b, GH_C, m), (int64(h_hi[m]) << 32) + int64(h_lo[m]))
-            cuda.atomic.min(gh, (b, GH_MIN, m), int64(h_min[m]))
-            cuda.atomic.max(gh, (b, GH_MAX, m), int64(h_max[m]))
+    if last[0] != 0:  # every block of the row has added its bins
+        cuda.threadfence()
+        if tid == 0:
+            wst[b, SW_TICKET] = 0  # for the next round (no block of this launch reads it again)
+        wide_pick_row(b, cap, wst, gh, hist)
 
 
 @kernel
 def wide_pick_kernel(cap, wst, gh):
-    """Split wide rounds, a round's pick (grid ``(rows,)``): of an ``SW_OPEN`` row, the bin that holds
-    the answer (:func:`wide_pick` over the row's global bins, which it empties for the next round), and
-    the row's next mode; an ``SW_FIT`` row has been gathered (``SW_GATHERED``)."""
+    """Split wide rounds, a round's pick (grid ``(rows,)``; without ``split_wide_fold``): :func:`wide_pick_row`."""
+    wide_pick_row(int64(cuda.blockIdx.x), cap, wst, gh, shared_hist())
+
+
+@device_function
+def wide_pick_row(b, cap, wst, gh, hist):
+    """The pick of row ``b``'s round: of an ``SW_OPEN`` row, the bin that holds the answer
+    (:func:`wide_pick` over the row's global bins, read and emptied for the next round by atomic
+    exchanges, which read what the round's atomics wrote wherever this runs), and the row's next mode;
+    an ``SW_FIT`` row has been gathered (``SW_GATHERED``)."""
     tid = cuda.threadIdx.x
-    b = int64(cuda.blockIdx.x)
     mode = wst[b, SW_MODE]
     if mode == SW_FIT:
         if tid == 0:
@@ -1498,19 +1575,14 @@ def wide_pick_kernel(cap, wst, gh):
         return
     if mode != SW_OPEN:
         return  # uniform over the block
-    hist = shared_hist()
-    h_n, h_lo, h_hi, h_min, h_max, _res, _ch_n, _ch_c, _rank_w = hist
+    h_n, h_lo, h_hi, h_min, h_max, _res, _ch_n, _ch_c, _rank_w, _rank_k, _rank_n = hist
     for m in range(tid, WIDE_SLOTS, THREADS):
-        c = gh[b, GH_C, m]  # below 2**62: the words of wide_add
-        h_n[m] = uint32(gh[b, GH_N, m])
+        c = cuda.atomic.exch(gh, (b, GH_C, m), int64(0))  # below 2**62: the words of wide_add
+        h_n[m] = uint32(cuda.atomic.exch(gh, (b, GH_N, m), int64(0)))
         h_lo[m] = uint32(c & 0xFFFFFFFF)
         h_hi[m] = uint32(c >> 32)
-        h_min[m] = uint32(gh[b, GH_MIN, m])
-        h_max[m] = uint32(gh[b, GH_MAX, m])
-        gh[b, GH_N, m] = 0
-        gh[b, GH_C, m] = 0
-        gh[b, GH_MIN, m] = 0xFFFFFFFF
-        gh[b, GH_MAX, m] = 0
+        h_min[m] = uint32(cuda.atomic.exch(gh, (b, GH_MIN, m), int64(0xFFFFFFFF)))
+        h_max[m] = uint32(cuda.atomic.exch(gh, (b, GH_MAX, m), int64(0)))
     cuda.syncthreads()
     stop, lo, hi, cnt_lo, above, n_eq, cnt_above = wide_pick(hist, wst[b, SW_TARGET], 1)
     if tid == 0:

@@ -41,14 +41,25 @@ WIDE_MISS = True
 # options["wide_buffer"]: wide rounds over the candidate buffer too (the search of a row that hit),
 # while it holds more than kernels.WIDE_MIN_KEYS live keys; off: it cost 30-40 % on Zipf top-k 50 (H100, session 25)
 WIDE_BUFFER = False
-# options["rank_select"]: a search over a buffer of at most kernels.RANK_MAX keys ranks them in one
-# pass (kernels.rank_select) instead of taking 3-pivot rounds; the same answers.  By default on for
-# requests with a top-k or a top-p, off for a top-k with a top-p: H100 A/B at ea31be0
-# (docs/bench/h100-2026-12-05/session27/ call B, ab.json, select, fp32, V=131072): top-k 50 B=16
-# LLM-like 57.8 -> 44.6 us, Gaussian 54.4 -> 43.0, B=1024 514 -> 473; top-p 0.9 B=16 LLM-like
-# 128.5 -> 87.1; but k100+p0.9 B=16 LLM-like 77.1 -> 96.4, Gaussian 80.2 -> 87.9, B=1024 687 -> 727
-# (not explained yet; each stage ranks a buffer of about 250 keys).  True / False in options forces it.
+# options["rank_select"]: a search over a candidate buffer with at most options["rank_live"] live keys
+# (<= kernels.RANK_MAX) ranks them in one pass (kernels.rank_select) instead of taking 3-pivot rounds; the
+# same answers.  Session 27 (H100, ea31be0, session27/ call B, ab.json, select, fp32, V=131072) ranked every
+# key of a buffer of at most 512: top-k 50 B=16 LLM-like 57.8 -> 44.6 us, B=1024 514 -> 473, top-p 0.9 B=16
+# 128.5 -> 87.1, but k100+p0.9 B=16 77.1 -> 96.4, so it was off for k+p.  Session 28's rank_kp A/B (H100,
+# session28/ call 1, select, B=16, LLM-like; rounds / rank in both stages / in the top-k stage only): k100+p0.9
+# 77.5 / 93.6 / 76.9 us, k50+p0.9 70.8 / 59.4 / 61.7, top-k 100 alone 57.1 / 63.8: both stages lose at
+# k=100, both win at k=50.  The likely cause: every live key was compared with every key of the buffer
+# (250-400, dead ones too; the top-p stage of a k+p row has fewer than k live), a cost that grows as their
+# square, a 3-pivot round's as their number.  Now the live keys are packed first and the rank waits for
+# at most rank_live of them (3-pivot rounds until then).  H100 A/B (session 28, call 5, ab_rank_live.json,
+# select, fp32, same bits in 20 of 20; rank off / rank_live 512 / 256): B=16 LLM-like k100+p0.9 77.4 / 80.8 /
+# 68.9 us, Gaussian 80.7 / 75.5 / 65.7; k50+p0.9 71.8 / 56.0 / 55.7, 79.5 / 52.6 / 52.3; top-k 100 56.5 /
+# 67.3 / 54.4, 52.3 / 61.8 / 52.4; top-k 50 58.0 / 45.9 / 45.7, 55.1 / 43.1 / 43.3; B=1024 LLM-like
+# k100+p0.9 691 / 679 / 668, top-k 50 518 / 481 / 480.  So on for every request, rank_live = 256.
+# options["rank_weighted"] = False keeps rank_select out of the searches of masses (top-p), for the A/B that
+# tells which of a k+p row's two stages loses (benchmarks/numba_ab.py --set rank_kp)
 RANK_SELECT = True
+RANK_LIVE = 256
 # options["split_wide"]: on the split path, a top-p-only request's rows that miss take their first
 # SPLIT_WIDE_ROUNDS wide rounds, and the gather of their live keys, with every block of the row
 # (kernels.wide_hist_kernel / wide_pick_kernel) instead of the one block of the finish; the same
@@ -59,6 +70,25 @@ SPLIT_WIDE = True
 # rounds): B=16 LLM-like 215 / 85 / 87 / 90 us, Gaussian 446 / 259 / 191 / 120, Zipf 423 / 182 / 114 / 117;
 # B=1 LLM-like 203 / 63 / 65 / 67, Gaussian 351 / 154 / 80 / 83, Zipf 411 / 154 / 82 / 85
 SPLIT_WIDE_ROUNDS = 4
+# options["split_wide_fold"]: the row's last block of a round's pass runs the round's pick (a ticket), so a
+# round is one launch instead of two; the same answers.  Written in session 27 (profile at B=16, LLM-like top-p
+# 0.9: the three pick launches 7.2 us of kernel time).  H100 A/B (session 28, session28/ call 3, ab_fold.json,
+# select top-p 0.9, picks / folded): B=16 LLM-like 101.9 / 97.4 us, B=1 73.1 / 68.5; Gaussian, Zipf within 1 %
+SPLIT_WIDE_FOLD = True
+# under the simulator only: each split launch's wide-round state (kernels.SW_*), for the tests to compare
+SIMULATED_WIDE_STATE: list = []
+# options["two_cuts"]: a top-p-only row whose Gaussian model predicts more candidates than the buffer
+# holds gathers above a higher cut, the top-k cut for cap // kernels.TWO_CUT_SHARE entries
+# (kernels.row_cut), so that rows whose mass sits in a few strong logits hit (LLM-like top-p 0.9 rows:
+# about 42000 entries above the one cut, 1-9 needed); the same answers.  H100 A/B (session 28,
+# docs/bench/h100-2026-12-05/session28/ call 1, ab_two_cuts.json, select, fp32, V=131072, one cut / two):
+# B=1024 LLM-like top-p 0.9 1911 -> 902 us (every row hits), Zipf top-p 0.5 2478 -> 1138, the rest within
+# 2 %; but on the split path (B=16, 1), where the split wide rounds already take a missing row's first steps
+# with all of its blocks, slower: B=16 LLM-like 0.9 87.9 -> 98.2 (hits), Zipf 0.9 115.9 -> 147.1 (misses
+# either way), B=1 LLM-like 66.3 -> 69.6.  On for both paths all the same: a row's Selection.hit must not
+# depend on B or on the split (SPEC's batch invariance; session 28's call 5 tried it off on the split path
+# and the GPU tests of batch invariance failed on hit alone).  True / False in options forces it.
+TWO_CUTS = True
 # Fixed-point top-p weights: round(exp(x - max) * 2**FRAC_BITS), summed in int64.
 FRAC_BITS = 40
 
@@ -242,6 +272,8 @@ def _select_raw(req: Request, arrays):
     cap = min(int_option(opts, "capacity", kern.CAP), kern.CAP)
     split_wide_rounds = int_option(opts, "split_wide_rounds", SPLIT_WIDE_ROUNDS)
     forced_split = int_option(opts, "split", 0, minimum=0)  # 0: automatic
+    rank_live = min(int_option(opts, "rank_live", RANK_LIVE), kern.RANK_MAX)
+    splits = choose_splits(req, arrays, forced_split) if B > 0 else 1
     params = (
         kern.FMT_OF_DTYPE[dtype],
         1 if req.ties == TIES_ALL else 0,
@@ -250,7 +282,10 @@ def _select_raw(req: Request, arrays):
         fixed_point_one(V),
         (1 if req.options.get("wide_miss", WIDE_MISS) else 0)
         | (2 if req.options.get("wide_buffer", WIDE_BUFFER) else 0)
-        | (4 if req.options.get("rank_select", RANK_SELECT and (req.k is None or req.p is None)) else 0),
+        | (4 if req.options.get("rank_select", RANK_SELECT) else 0)
+        | (8 if req.options.get("two_cuts", TWO_CUTS) else 0)
+        | (16 if req.options.get("rank_weighted", True) else 0)
+        | (rank_live << kern.RANK_LIVE_SHIFT),
     )
     thr = arrays.empty(B, dtype)
     nties = arrays.empty(B, "int32")
@@ -265,14 +300,13 @@ def _select_raw(req: Request, arrays):
         rows = (k_arr, int(k_scalar), k_mode, p_arr, float(p_scalar), p_mode)
         outs = (arrays.vector(thr, _BITS[dtype]), arrays.vector(nties), arrays.vector(count), arrays.vector(hit),
                 arrays.vector(cut))
-        splits = choose_splits(req, arrays, forced_split)
         if splits == 1:
             kern.select_kernel[B, kern.THREADS, stream](x, stride_b, stride_v, V, *rows, *params, *outs)
         else:
-            wide_rounds = 0
+            wide_rounds, fold = 0, 1 if req.options.get("split_wide_fold", SPLIT_WIDE_FOLD) else 0
             if req.k is None and req.p is not None and (params[5] & 1) and req.options.get("split_wide", SPLIT_WIDE):
                 wide_rounds = split_wide_rounds
-            _run_split(arrays, stream, x, stride_b, stride_v, B, V, rows, params, splits, outs, wide_rounds)
+            _run_split(arrays, stream, x, stride_b, stride_v, B, V, rows, params, splits, outs, wide_rounds, fold)
     return thr, nties, count, hit, cut
 
 
@@ -340,9 +374,10 @@ def run_mask(req: Request, mask_value: float, out):
     return req.logits
 
 
-def _run_split(arrays, stream, x, stride_b, stride_v, B, V, rows, params, splits, outs, wide_rounds):
+def _run_split(arrays, stream, x, stride_b, stride_v, B, V, rows, params, splits, outs, wide_rounds, fold):
     """Several blocks per row, ``SPLIT_ROWS`` rows per launch; partials combined in split order.
-    ``wide_rounds``: how many split wide rounds the rows that miss take (top-p alone; 0: none)."""
+    ``wide_rounds``: how many split wide rounds the rows that miss take (top-p alone; 0: none);
+    ``fold``: each round's pick runs in its pass's last block of the row."""
     n_rows = min(B, SPLIT_ROWS)
     fmt, _ties, _trunc, cap, one, _bins = params
     cand = arrays.scratch((n_rows, cap), "uint32")
@@ -367,9 +402,12 @@ def _run_split(arrays, stream, x, stride_b, stride_v, B, V, rows, params, splits
             )
             for _ in range(wide_rounds):
                 kern.wide_hist_kernel[grid, threads, stream](
-                    x, stride_b, stride_v, V, row0, fmt, cap, one, splits, cand, wst, gh
+                    x, stride_b, stride_v, V, row0, fmt, cap, one, splits, cand, wst, gh, fold
                 )
-                kern.wide_pick_kernel[grid[0], threads, stream](cap, wst, gh)
+                if not fold:
+                    kern.wide_pick_kernel[grid[0], threads, stream](cap, wst, gh)
+        if wide_rounds and arrays.simulated:  # for the tests: the rows' state after the rounds
+            SIMULATED_WIDE_STATE.append(np.array(wst.copy_to_host() if hasattr(wst, "copy_to_host") else wst))
         kern.finish_split_kernel[grid[0], threads, stream](
             x, stride_b, stride_v, V, row0, *rows, *params, splits, cand, cand_count, part, cut_keys,
             1 if wide_rounds else 0, wst, *outs

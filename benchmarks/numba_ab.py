@@ -1,0 +1,113 @@
+"""A/B of Numba backend options: variants alternated case by case in one process, every answer of
+``select`` (threshold, num_ties, count, hit) and every masked output compared bit for bit against the
+first variant's (``hit`` only where the set says it may differ), CUDA-graph medians of ``select`` and of
+masking in place; V = 131072, fp32, the harness's inputs (qrita.bench.inputs.make_logits, seed 0).  One
+JSON line a case:
+
+    python3 benchmarks/numba_ab.py OUT.json --set NAME                   (repository root, on the GPU)
+    NUMBA_ENABLE_CUDASIM=1 python3 benchmarks/numba_ab.py OUT.json --set NAME --dry   (CPU: bits only)
+
+Sets: ``rank`` (``rank_select`` off / on; 27 cases, B = 16, 1024, 1), ``wide`` (``split_wide`` off, then
+2, 3, 4 rounds; top-p 0.9 at B = 16 and 1, the split path), ``two_cuts`` (off / on; top-p 0.9 and 0.5 at
+B = 1024, 16, 1), ``rank_kp`` (``rank_select`` off, on, on for top-k stages only: which stage of a k+p
+row loses with it), ``rank_live`` (``rank_select`` off, then on once at most 512 or 256
+keys are live; top-k and k+p at B = 16, two cases at 1024), ``fold`` (``split_wide_fold`` off / on; top-p
+0.9 at B = 16 and 1).  Written as
+``docs/bench/next-numba-rank/ab.py`` for session 27, whose calls ran the first two (``--wide`` then;
+``docs/bench/h100-2026-12-05/session27/``).
+"""
+
+import json
+import sys
+
+import torch
+
+import qrita
+from qrita.bench.inputs import make_logits
+from qrita.bench.measure import _graph_median_us as graph_median_us  # the harness's timing
+
+DRY = "--dry" in sys.argv
+SET = sys.argv[sys.argv.index("--set") + 1] if "--set" in sys.argv else "rank"
+DEV = "cpu" if DRY else "cuda"
+V = 3000 if DRY else 131072
+INNER = 10
+DISTS = ("llm", "gaussian", "zipf")
+# name: (variants, cases (dist, B, k, p), options added under --dry, whether ``hit`` may differ)
+SETS = {
+    "rank": ({"rounds": {"rank_select": False}, "rank": {"rank_select": True}},
+             [(d, B, k, p) for B in (16, 1024, 1) for k, p in ((50, None), (100, 0.9), (None, 0.9)) for d in DISTS],
+             {}, False),
+    "wide": ({"finish": {"split_wide": False}, "r2": {"split_wide_rounds": 2}, "r3": {"split_wide_rounds": 3},
+              "r4": {"split_wide_rounds": 4}},
+             [(d, B, None, 0.9) for B in (16, 1) for d in DISTS],
+             {"split": 3, "capacity": 9}, False),  # the split path, buffers too small for the live keys
+    "rank_kp": ({"rounds": {"rank_select": False}, "rank": {"rank_select": True},
+                 "rank_topk": {"rank_select": True, "rank_weighted": False}},
+                [(d, B, k, p) for B in (16, 1024, 1) for k, p in ((100, 0.9), (50, 0.9), (100, None))
+                 for d in ("llm", "gaussian")],
+                {}, False),
+    "rank_live": ({"rounds": {"rank_select": False}, "live512": {"rank_live": 512}, "live256": {"rank_live": 256}},
+                  [(d, 16, k, p) for k, p in ((100, 0.9), (50, 0.9), (100, None), (50, None))
+                   for d in ("llm", "gaussian")] + [("llm", 1024, 100, 0.9), ("llm", 1024, 50, None)],
+                  {}, False),
+    "fold": ({"picks": {"split_wide_fold": False}, "folded": {"split_wide_fold": True}},
+             [(d, B, None, 0.9) for B in (16, 1) for d in DISTS],
+             {"split": 3, "capacity": 9}, False),
+    "two_cuts": ({"one": {"two_cuts": False}, "two": {"two_cuts": True}},
+                 [(d, B, None, p) for B in (1024, 16, 1) for p in (0.9, 0.5) for d in DISTS],
+                 {"capacity": 64}, True),
+}
+VARIANTS, CASES, DRY_OPTIONS, HIT_MAY_DIFFER = SETS[SET]
+if DRY:
+    CASES = [(d, 2, k, p, *dt) for d, B, k, p, *dt in CASES if B in (16, 64)][:6]
+    VARIANTS = {name: {**o, **DRY_OPTIONS} for name, o in VARIANTS.items()}
+
+
+def select_bits(x, k, p, options):
+    r = qrita.select(x, k, p, backend="numba", options=options)
+    return [torch.as_tensor(r.threshold).float().cpu(), torch.as_tensor(r.num_ties).cpu(),
+            torch.as_tensor(r.count).cpu(), torch.as_tensor(r.hit).cpu()]
+
+
+def masked_bits(x, k, p, options):
+    out = qrita.top_k_top_p(x, k, p, backend="numba", options=options)
+    return out.view(torch.int16 if out.element_size() == 2 else torch.int32).cpu()
+
+
+def timings(x, k, p, options):
+    """CUDA-graph medians (µs a call; the better of two runs): ``select``, and masking in place
+    (``y`` restored from ``x`` before every replay, untimed: never timed on masked rows)."""
+    y = x.clone()
+
+    def select():
+        qrita.select(x, k, p, backend="numba", options=options)
+
+    def masked():
+        qrita.top_k_top_p(y, k, p, backend="numba", inplace=True, options=options)
+
+    return dict(select_us=round(min(graph_median_us(select, INNER, 7) for _ in range(2)), 1),
+                masked_us=round(min(graph_median_us(masked, 1, 15, restore=lambda: y.copy_(x)) for _ in range(2)), 1))
+
+
+def main():
+    out = open(sys.argv[1], "a")
+    for dist, B, k, p, *dtype in CASES:  # a case may name its dtype (fp32 by default)
+        x = make_logits(dist, B, V, device=DEV, seed=0).to(torch.bfloat16 if dtype == ["bf16"] else torch.float32)
+        want = None
+        for name, options in VARIANTS.items():
+            bits = select_bits(x, k, p, options) + [masked_bits(x, k, p, options)]
+            compared = [b for i, b in enumerate(bits) if not (HIT_MAY_DIFFER and i == 3)]
+            first = None if want is None else [b for i, b in enumerate(want) if not (HIT_MAY_DIFFER and i == 3)]
+            same = None if want is None else all(torch.equal(a, b) for a, b in zip(first, compared, strict=True))
+            want = want or bits
+            row = dict(variant=name, dist=dist, dtype=(dtype or ["fp32"])[0], B=B, k=k, p=p, same_bits=same,
+                       hit_rows=int(bits[3].sum()))
+            if not DRY:
+                row.update(timings(x, k, p, options))
+            print(json.dumps(row), flush=True)
+            out.write(json.dumps(row) + "\n")
+            out.flush()
+
+
+if __name__ == "__main__":
+    main()
