@@ -1,6 +1,15 @@
 # Shell functions for the device scripts under docs/bench/ (sourced: `. benchmarks/device_lib.sh`), so that
 # each script holds only what it runs.  They expect $OUT (the device's output folder), $P (the probe log
-# under it) and T0=$SECONDS set by the script.
+# under it) and T0=$SECONDS set by the script (device_start sets them).
+
+# device_start SHA LABEL: a device script's start: the Python environment, SHA, T0 and P, then device_probe
+device_start() {
+  export PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1 PYTHONPATH=.
+  SHA=${1:?commit SHA}
+  T0=$SECONDS
+  P=$OUT/probe.log
+  device_probe "$SHA" "$2"
+}
 
 # device_probe SHA LABEL: the commit, the GPU and the library versions, as the first lines of $P
 device_probe() {

@@ -15,13 +15,9 @@
 #     probe.log, ab_fold.json, masked_fi/results.{json,md}: the A/B split_wide_fold off / on (top-p 0.9, B=16
 #     and 1, same bits); Numba masking beside FlashInfer's top_k_mask_logits, torch.topk masking and Triton
 #     (top-k 50, LLM-like and Gaussian, fp32 and bf16, B=64, 256, 1024)
-export PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1 PYTHONPATH=.
 . benchmarks/device_lib.sh
-SHA=${1:?commit SHA}
+device_start "$1" "($2)"
 PART=${2:?timings or suites}
-T0=$SECONDS
-P=$OUT/probe.log
-device_probe "$SHA" "($PART)"
 if [ "$PART" = timings ]; then
   run_bench select "$SHA" 160 --providers qrita-triton-select,qrita-numba-select \
     --scenarios topk50,k100p0.9,topp0.9 --dists llm,gaussian,zipf --dtypes fp32 --batches 1024,16

@@ -6,12 +6,8 @@
 # test_in_place_on_non_contiguous_views on (the ones session 25's call did not reach).
 #   bash docs/bench/h100-2026-12-05/session26/s26b.sh <SHA>      (probe.log, suite.log, b1/ under $OUT)
 # (Session 27 rewrote its steps with benchmarks/device_lib.sh, the same runs; the copy that ran is in git history)
-export PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1 PYTHONPATH=.
 . benchmarks/device_lib.sh
-SHA=${1:?commit SHA}
-T0=$SECONDS
-P=$OUT/probe.log
-device_probe "$SHA" "(s26b)"
+device_start "$1" "(s26b)"
 run_bench b1 "$SHA" 185 --providers qrita-triton-select,qrita-triton --scenarios topk50,k100p0.9,topp0.9 \
   --dists llm,gaussian,zipf --dtypes fp32,bf16 --batches 1
 left=$((520 - (SECONDS - T0)))

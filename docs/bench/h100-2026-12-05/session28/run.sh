@@ -10,12 +10,8 @@
 # 1024, same bits); masked_fi/: Numba masking beside torch.topk masking, FlashInfer's top_k_mask_logits and
 # Triton at B=64 (fp32, bf16); select/: the B=16 k100+p0.9 and top-p 0.9 rows, Numba beside Triton;
 # profile.log: the Numba masking's kernels at B=64, LLM-like top-k 50, fp32 and bf16
-export PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1 PYTHONPATH=.
 . benchmarks/device_lib.sh
-SHA=${1:?commit SHA}
-T0=$SECONDS
-P=$OUT/probe.log
-device_probe "$SHA" "(session 28, last call)"
+device_start "$1" "(session 28, last call)"
 [ -d .whl ] && flashinfer_warmup flashinfer float32,bfloat16 300
 numba_gpu_suites 230
 timeout 80 python3 benchmarks/numba_ab.py "$OUT/ab_cut.json" --set cut > /tmp/abc.log 2>&1
