@@ -73,6 +73,20 @@ numba_gpu_suites() {
   summarize_suites backend conf32 conf16 confrest
 }
 
+# numba_gpu_suites_fi LIMIT_S: numba_gpu_suites, with FlashInfer's JIT build beside them where the wheels were
+# carried (.whl/), for a later masked_fi harness run on the same machine
+numba_gpu_suites_fi() {
+  [ -d .whl ] && flashinfer_warmup flashinfer float32,bfloat16 300
+  numba_gpu_suites "$1"
+}
+
+# run_ab SET LIMIT_S: benchmarks/numba_ab.py --set SET into $OUT/ab_SET.json, its exit status and elapsed time
+# appended to $P
+run_ab() {
+  timeout "$2" python3 benchmarks/numba_ab.py "$OUT/ab_$1.json" --set "$1" > "/tmp/ab_$1.log" 2>&1
+  echo "ab $1 rc=$? t=$((SECONDS - T0))" >> "$P"
+}
+
 # flashinfer_install: the carried wheels (.whl/, named in the run's `carry`) into /tmp/site (on PYTHONPATH after)
 flashinfer_install() {
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl >> "$P" 2>&1

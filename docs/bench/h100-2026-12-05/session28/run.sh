@@ -12,12 +12,9 @@
 # profile.log: the Numba masking's kernels at B=64, LLM-like top-k 50, fp32 and bf16
 . benchmarks/device_lib.sh
 device_start "$1" "(session 28, last call)"
-[ -d .whl ] && flashinfer_warmup flashinfer float32,bfloat16 300
-numba_gpu_suites 230
-timeout 80 python3 benchmarks/numba_ab.py "$OUT/ab_cut.json" --set cut > /tmp/abc.log 2>&1
-echo "ab cut rc=$? t=$((SECONDS - T0))" >> "$P"
-timeout 100 python3 benchmarks/numba_ab.py "$OUT/ab_rank_live.json" --set rank_live > /tmp/abr.log 2>&1
-echo "ab rank_live rc=$? t=$((SECONDS - T0))" >> "$P"
+numba_gpu_suites_fi 230
+run_ab cut 80  # the set, and option cut_count, were reverted after this call
+run_ab rank_live 100
 PYTHONPATH=/tmp/site:. run_bench masked_fi "$SHA" 50 --providers qrita-numba,torch-topk,flashinfer,qrita-triton \
   --scenarios topk50 --dists llm,gaussian --dtypes fp32,bf16 --batches 64
 run_bench select "$SHA" 50 --providers qrita-triton-select,qrita-numba-select --scenarios k100p0.9,topp0.9 \
