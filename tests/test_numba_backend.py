@@ -370,7 +370,8 @@ def test_split_rows_are_bit_identical(dtype, splits, rng):
 
 @sim
 @pytest.mark.parametrize(("name", "value"), [("split", -1), ("split", 2.5), ("capacity", 0), ("capacity", True),
-                                             ("split_wide_rounds", 0), ("split_wide_rounds", "3")])
+                                             ("split_wide_rounds", 0), ("split_wide_rounds", "3"),
+                                             ("rank_live", 0), ("rank_live", 1.5)])
 def test_integer_options_are_checked_before_any_write(name, value):
     """A bad integer option is a QritaValueError naming it and what it takes, even where the path that would
     read it is not taken (B=0), and the logits of an in-place masking are untouched."""

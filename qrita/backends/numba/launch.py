@@ -273,7 +273,6 @@ def _select_raw(req: Request, arrays):
     split_wide_rounds = int_option(opts, "split_wide_rounds", SPLIT_WIDE_ROUNDS)
     forced_split = int_option(opts, "split", 0, minimum=0)  # 0: automatic
     rank_live = min(int_option(opts, "rank_live", RANK_LIVE), kern.RANK_MAX)
-    splits = choose_splits(req, arrays, forced_split) if B > 0 else 1
     params = (
         kern.FMT_OF_DTYPE[dtype],
         1 if req.ties == TIES_ALL else 0,
@@ -300,6 +299,7 @@ def _select_raw(req: Request, arrays):
         rows = (k_arr, int(k_scalar), k_mode, p_arr, float(p_scalar), p_mode)
         outs = (arrays.vector(thr, _BITS[dtype]), arrays.vector(nties), arrays.vector(count), arrays.vector(hit),
                 arrays.vector(cut))
+        splits = choose_splits(req, arrays, forced_split)
         if splits == 1:
             kern.select_kernel[B, kern.THREADS, stream](x, stride_b, stride_v, V, *rows, *params, *outs)
         else:
