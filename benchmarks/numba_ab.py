@@ -91,8 +91,9 @@ def timings(x, k, p, options):
 
 def main():
     out = open(sys.argv[1], "a")
-    for dist, B, k, p, *dtype in CASES:  # a case may name its dtype (fp32 by default)
-        x = make_logits(dist, B, V, device=DEV, seed=0).to(torch.bfloat16 if dtype == ["bf16"] else torch.float32)
+    for dist, B, k, p, *named in CASES:  # a case may name its dtype (fp32 by default)
+        dtype = named[0] if named else "fp32"
+        x = make_logits(dist, B, V, device=DEV, seed=0).to(torch.bfloat16 if dtype == "bf16" else torch.float32)
         want = None
         for name, options in VARIANTS.items():
             bits = select_bits(x, k, p, options) + [masked_bits(x, k, p, options)]
@@ -100,7 +101,7 @@ def main():
             first = None if want is None else [b for i, b in enumerate(want) if not (HIT_MAY_DIFFER and i == 3)]
             same = None if want is None else all(torch.equal(a, b) for a, b in zip(first, compared, strict=True))
             want = want or bits
-            row = dict(variant=name, dist=dist, dtype=(dtype or ["fp32"])[0], B=B, k=k, p=p, same_bits=same,
+            row = dict(variant=name, dist=dist, dtype=dtype, B=B, k=k, p=p, same_bits=same,
                        hit_rows=int(bits[3].sum()))
             if not DRY:
                 row.update(timings(x, k, p, options))
