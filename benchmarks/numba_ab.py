@@ -10,7 +10,9 @@ JSON line a case:
 Sets: ``rank`` (``rank_select`` off / on; 27 cases, B = 16, 1024, 1), ``wide`` (``split_wide`` off, then
 2, 3, 4 rounds; top-p 0.9 at B = 16 and 1, the split path), ``two_cuts`` (off / on; top-p 0.9 and 0.5 at
 B = 1024, 16, 1), ``rank_kp`` (``rank_select`` off, on, on for top-k stages only: which stage of a k+p
-row loses with it), ``rank_live`` (``rank_select`` off, then on once at most 512 or 256
+row loses with it), ``cut_groups`` (the masking's cut index: every chunk
+scanned / a group of chunks counted first; top-k 50, bf16 and fp32, B = 64 and 1024), ``rank_live``
+(``rank_select`` off, then on once at most 512 or 256
 keys are live; top-k and k+p at B = 16, two cases at 1024), ``fold`` (``split_wide_fold`` off / on; top-p
 0.9 at B = 16 and 1).  Written as
 ``docs/bench/next-numba-rank/ab.py`` for session 27, whose calls ran the first two (``--wide`` then;
@@ -50,6 +52,9 @@ SETS = {
                   [(d, 16, k, p) for k, p in ((100, 0.9), (50, 0.9), (100, None), (50, None))
                    for d in ("llm", "gaussian")] + [("llm", 1024, 100, 0.9), ("llm", 1024, 50, None)],
                   {}, False),
+    "cut_groups": ({"sequential": {"cut_groups": False}, "groups": {"cut_groups": True}},
+                   [(d, B, 50, None, dt) for dt in ("bf16", "fp32") for B in (64, 1024) for d in DISTS],
+                   {}, False),
     "fold": ({"picks": {"split_wide_fold": False}, "folded": {"split_wide_fold": True}},
              [(d, B, None, 0.9) for B in (16, 1) for d in DISTS],
              {"split": 3, "capacity": 9}, False),

@@ -472,6 +472,30 @@ def test_fused_mask_cut_settled_by_the_search_or_found_in_the_row(rng, dtype):
                 np.testing.assert_array_equal(raw(res), want)
 
 
+@sim
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_fused_mask_cut_found_groups_into_the_row(rng, dtype):
+    """``cut_index_kernel`` counts the entries equal to the threshold a group of chunks at a time (in
+    the simulator a chunk is 32 entries, a group 2048) and scans one chunk in index order: the cut of
+    the boundary group found in the second and third groups, just past a group's edge, in the row's
+    tail (V not a multiple of a chunk), in a row of one value and in rows of a few; or, with option
+    ``cut_groups`` off, every chunk scanned: Selection.apply's bits, both tie rules."""
+    V = 5003
+    x = np.full((5, V), 1.0)  # row 0: one value, k cuts it in the third group
+    x[1] = np.round(rng.standard_normal(V))  # a few values: large groups everywhere
+    x[2] = -1.0
+    x[2, ::7] = 2.0  # 715 twos: k cuts them late
+    x[3, :10] = 5.0  # ten fives, then ones: the 2047th one sits just past the first group
+    k = np.array([4100, 2600, 700, 10 + 2047, V - 1])
+    xs = as_logits(x, dtype)
+    for ties in TIES:
+        want = raw(run(xs, k, None, ties).apply(mask_value=-7.0))
+        for groups in (True, False):  # option cut_groups off: every chunk scanned, one after another
+            got = qrita.top_k_top_p(xs, k, None, backend="numba", ties=ties, mask_value=-7.0,
+                                    options={"cut_groups": groups})
+            np.testing.assert_array_equal(raw(got), want)
+
+
 # ---- simulator: the pieces -------------------------------------------------------------------
 
 

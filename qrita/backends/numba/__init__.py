@@ -42,9 +42,9 @@ class NumbaBackend(Backend):
     name = "numba"
     option_names = frozenset({"truncation", "split", "capacity", "fused_mask", "wide_miss", "wide_buffer",
                               "rank_select", "split_wide", "split_wide_rounds", "two_cuts",
-                              "rank_weighted", "split_wide_fold", "rank_live"})
+                              "rank_weighted", "split_wide_fold", "rank_live", "cut_groups"})
     flag_options = frozenset({"truncation", "fused_mask", "wide_miss", "wide_buffer", "rank_select", "split_wide",
-                              "two_cuts", "rank_weighted", "split_wide_fold"})
+                              "two_cuts", "rank_weighted", "split_wide_fold", "cut_groups"})
 
     def __init__(self) -> None:
         self.simulated = _simulator_requested()

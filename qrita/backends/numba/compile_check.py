@@ -62,7 +62,8 @@ def signatures():
             part=arr(T.int64, 3), cut_keys=arr(T.int64), cut_idx=arr(T.int64), a=arr(T.int64), bits=arr(bits),
             keys=arr(T.int64), back=arr(bits), wst=arr(T.int64, 2), gh=arr(T.int64, 3))
         scalars = {"stride_b", "stride_v", "V", "row0", "k_scalar", "k_mode", "p_mode_arg", "fmt", "ties_all",
-                   "truncation", "cap", "one", "bins", "splits", "wide", "fold", "out_b", "out_v", "inplace", "fill"}
+                   "truncation", "cap", "one", "bins", "splits", "wide", "fold", "out_b", "out_v", "inplace", "fill",
+                   "sequential"}
         for name in KERNELS:
             if bits == T.uint16 and name == "zero_kernel":
                 continue

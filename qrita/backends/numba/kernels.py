@@ -1622,71 +1622,128 @@ def keys_kernel(bits, fmt, keys, back):
 # ---- fused masking ------------------------------------------------------------------
 
 MASK_ITEMS = 4  # entries per thread of mask_kernel
-# Entries a thread tests back to back in each chunk of cut_index_kernel: one block scan (18
-# barriers) a chunk of THREADS * CUT_ITEMS entries, where one entry a thread cost a scan every 512.
+# cut_index_kernel reads a row in chunks of THREADS * CUT_ITEMS entries: it counts the entries equal to the
+# threshold in CUT_GROUP chunks at once (a thread loads its share of CUT_UNROLL chunks back to back), then scans
+# in index order only the chunk that holds the wanted one.
 CUT_ITEMS = 8
+CUT_UNROLL = 2
+CUT_KEYS = CUT_UNROLL * CUT_ITEMS  # a thread's loads of a span of CUT_UNROLL chunks (a constant: local arrays)
+CUT_GROUP = 64
+
+
+@device_function
+def cut_scan_chunk(row, start, thr_key, want, seen, flags, found):
+    """The chunk of :func:`cut_index_kernel` at ``start``, in index order: ``CUT_ITEMS`` consecutive
+    entries a thread, a block prefix sum of the threads' counts of entries equal to the threshold
+    (``flags``), and the thread whose entries hold the ``want``-th such entry of the row (``seen``
+    before the chunk) writes its index into ``found[0]``.  Returns the chunk's count (every thread)."""
+    t = cuda.threadIdx.x
+    V = row[3]
+    first = start + int64(t) * CUT_ITEMS
+    mine = int64(0)
+    for j in range(CUT_ITEMS):
+        if first + j < V:
+            if load_key(row, first + j) == thr_key:
+                mine += 1
+    flags[t] = mine
+    cuda.syncthreads()
+    off = 1
+    while off < THREADS:  # inclusive Hillis-Steele scan
+        v = int64(0)
+        if t >= off:
+            v = flags[t - off]
+        cuda.syncthreads()
+        flags[t] += v
+        cuda.syncthreads()
+        off *= 2
+    before = seen + flags[t] - mine  # equal entries before this thread's first
+    if mine > 0 and before < want <= before + mine:  # exactly one thread
+        rank = want - before
+        for j in range(CUT_ITEMS):
+            if rank > 0 and first + j < V:
+                if load_key(row, first + j) == thr_key:
+                    rank -= 1
+                    if rank == 0:
+                        found[0] = first + j
+    total = flags[THREADS - 1]
+    cuda.syncthreads()  # found is written, and flags read, before anything reads or writes them again
+    return total
 
 
 @kernel
-def cut_index_kernel(x, stride_b, stride_v, V, fmt, thr_bits, nties, cut_idx):
+def cut_index_kernel(x, stride_b, stride_v, V, fmt, thr_bits, nties, cut_idx, sequential):
     """One block per row: the index of the ``nties``-th entry equal to the threshold, in
     index order, where :func:`finish_row` left ``CUT_SCAN`` in ``cut_idx`` (it settles
     the rows whose boundary group is kept whole, or not at all, without reading them).
-    Chunks of ``THREADS * CUT_ITEMS`` entries, ``CUT_ITEMS`` consecutive ones a thread;
-    a block prefix sum of the threads' counts a chunk, and an early exit once found;
-    shared-memory only (simulator-runnable)."""
+
+    The row is read in groups of ``CUT_GROUP`` chunks of ``THREADS * CUT_ITEMS`` entries.  In a
+    group, every thread counts its share of each chunk, ``CUT_UNROLL`` chunks loaded back to back
+    (:func:`load_keys`, coalesced), into the chunk's shared count (an atomic a thread that saw any:
+    counts are order-free); after one barrier every thread walks the chunk counts to the chunk that
+    holds the wanted entry, the same one in every thread, and only that chunk is scanned in index
+    order (:func:`cut_scan_chunk`).  Session 28 (H100) measured the kernel before it, a scan of one
+    chunk after another, at 65 us of a 179 us bf16 masking at B=64; ``sequential`` (option
+    ``cut_groups`` off) still runs it, for the A/B.  Shared-memory only (simulator-runnable)."""
     b = cuda.blockIdx.x
     if cut_idx[b] != CUT_SCAN:  # block-uniform
         return
     t = cuda.threadIdx.x
     flags = cuda.shared.array(THREADS, int64)
-    state = cuda.shared.array(2, int64)  # [0]: equal entries seen before this chunk, [1]: the index found
+    counts = cuda.shared.array(CUT_GROUP, uint32)  # 32-bit: a native shared atomic
+    found = cuda.shared.array(1, int64)
+    keys = cuda.local.array(CUT_KEYS, uint32)
     row = (x, int64(b) * stride_b, stride_v, V, fmt)
     thr_key = key_of_bits(f32_bits_of(thr_bits[b], fmt))
     want = int64(nties[b])
+    chunk = THREADS * CUT_ITEMS
+    span = chunk * CUT_UNROLL
     if t == 0:
-        state[0] = 0
-        state[1] = -1
+        found[0] = -1
     cuda.syncthreads()
-    start = int64(0)
-    while start < V:  # block-uniform condition
-        first = start + int64(t) * CUT_ITEMS
-        mine = int64(0)
-        for j in range(CUT_ITEMS):
-            if first + j < V:
-                if load_key(row, first + j) == thr_key:
-                    mine += 1
-        flags[t] = mine
+    seen = int64(0)  # equal entries before this group (the same in every thread)
+    g0 = int64(0)
+    if sequential != 0:  # every chunk scanned in index order, one after another
+        while g0 < V:  # block-uniform condition
+            seen += cut_scan_chunk(row, g0, thr_key, want, seen, flags, found)
+            if found[0] >= 0:
+                break
+            g0 += chunk
+    while g0 < V and found[0] < 0:  # block-uniform condition
+        for c in range(t, CUT_GROUP, THREADS):
+            counts[c] = 0
         cuda.syncthreads()
-        off = 1
-        while off < THREADS:  # inclusive Hillis-Steele scan
-            v = int64(0)
-            if t >= off:
-                v = flags[t - off]
-            cuda.syncthreads()
-            flags[t] += v
-            cuda.syncthreads()
-            off *= 2
-        seen = state[0]
-        before = seen + flags[t] - mine  # equal entries before this thread's first
-        if mine > 0 and before < want <= before + mine:  # exactly one thread
-            rank = want - before
-            for j in range(CUT_ITEMS):
-                if rank > 0 and first + j < V:
-                    if load_key(row, first + j) == thr_key:
-                        rank -= 1
-                        if rank == 0:
-                            state[1] = first + j
+        g_end = min(g0 + chunk * CUT_GROUP, V)
+        n_spans = (g_end - g0) // span
+        for s in range(n_spans):  # whole spans: entry at + t + j * THREADS is in chunk j // CUT_ITEMS
+            load_keys(row, g0 + s * span + t, keys, CUT_KEYS)
+            for u in range(CUT_UNROLL):
+                mine = uint32(0)
+                for j in range(CUT_ITEMS):
+                    if int64(keys[u * CUT_ITEMS + j]) == thr_key:
+                        mine += uint32(1)
+                if mine > 0:
+                    cuda.atomic.add(counts, s * CUT_UNROLL + u, mine)
+        for i in range(g0 + n_spans * span + t, g_end, THREADS):  # the rest of the group
+            if load_key(row, i) == thr_key:
+                cuda.atomic.add(counts, (i - g0) // chunk, uint32(1))
         cuda.syncthreads()
-        if t == 0:
-            state[0] = seen + flags[THREADS - 1]
-        cuda.syncthreads()
-        if state[1] >= 0:
+        at = -1
+        before = seen
+        for c in range(CUT_GROUP):
+            n = int64(counts[c])
+            if at < 0:
+                if before + n >= want:
+                    at = c
+                else:
+                    before += n
+        if at >= 0:  # block-uniform
+            cut_scan_chunk(row, g0 + at * chunk, thr_key, want, before, flags, found)
             break
-        start += THREADS * CUT_ITEMS
-        cuda.syncthreads()
+        seen = before
+        g0 += chunk * CUT_GROUP
+        cuda.syncthreads()  # the counts are read before the next group clears them
     if t == 0:
-        cut_idx[b] = state[1]
+        cut_idx[b] = found[0]
 
 
 @kernel

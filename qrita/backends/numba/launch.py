@@ -89,6 +89,11 @@ SIMULATED_WIDE_STATE: list = []
 # depend on B or on the split (SPEC's batch invariance; session 28's call 5 tried it off on the split path
 # and the GPU tests of batch invariance failed on hit alone).  True / False in options forces it.
 TWO_CUTS = True
+# options["cut_groups"]: the masking's cut index (kernels.cut_index_kernel) counts the entries equal to the
+# threshold in a group of chunks at once and scans one chunk in index order; off: every chunk scanned, one
+# after another, as before.  Written in session 28 (prepared, not run on a GPU) for bf16 masking: H100 profile
+# (docs/bench/h100-2026-12-05/session28/ call 5), B=64 LLM-like top-k 50, the cut index 65 of 179 us
+CUT_GROUPS = True
 # Fixed-point top-p weights: round(exp(x - max) * 2**FRAC_BITS), summed in int64.
 FRAC_BITS = 40
 
@@ -355,7 +360,9 @@ def run_mask(req: Request, mask_value: float, out):
             thr_bits = arrays.vector(thr, _BITS[dtype])
             cut = arrays.vector(cut)  # finish_row's cut index; the kernel scans the rows left at CUT_SCAN
             fmt = kern.FMT_OF_DTYPE[dtype]
-            kern.cut_index_kernel[B, kern.THREADS, stream](x, sb, sv, V, fmt, thr_bits, arrays.vector(nties), cut)
+            sequential = 0 if req.options.get("cut_groups", CUT_GROUPS) else 1
+            kern.cut_index_kernel[B, kern.THREADS, stream](x, sb, sv, V, fmt, thr_bits, arrays.vector(nties), cut,
+                                                           sequential)
             per_block = kern.THREADS * kern.MASK_ITEMS
             grid = (B, (V + per_block - 1) // per_block)
             write_in_place = 1 if target is req.logits else 0
