@@ -9,12 +9,8 @@
 # Zipf, same bits); profile.log: the Numba masking's kernels at B=64, LLM-like top-k 50, bf16 and fp32, both
 # ways; masked_fi/: Numba masking beside torch.topk masking, FlashInfer's top_k_mask_logits and Triton
 # (top-k 50, LLM-like and Gaussian, fp32 and bf16, B = 64, 256, 1024), issue 6's masking target
-export PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1 PYTHONPATH=.
 . benchmarks/device_lib.sh
-SHA=${1:?commit SHA}
-T0=$SECONDS
-P=$OUT/probe.log
-device_probe "$SHA" "(next/numba-cut-groups)"
+device_start "$1" "(next/numba-cut-groups)"
 [ -d .whl ] && flashinfer_warmup flashinfer float32,bfloat16 300
 numba_gpu_suites 260
 timeout 120 python3 benchmarks/numba_ab.py "$OUT/ab_cut_groups.json" --set cut_groups > /tmp/abg.log 2>&1
