@@ -11,10 +11,8 @@
 # (top-k 50, LLM-like and Gaussian, fp32 and bf16, B = 64, 256, 1024), issue 6's masking target
 . benchmarks/device_lib.sh
 device_start "$1" "(next/numba-cut-groups)"
-[ -d .whl ] && flashinfer_warmup flashinfer float32,bfloat16 300
-numba_gpu_suites 260
-timeout 120 python3 benchmarks/numba_ab.py "$OUT/ab_cut_groups.json" --set cut_groups > /tmp/abg.log 2>&1
-echo "ab cut_groups rc=$? t=$((SECONDS - T0))" >> "$P"
+numba_gpu_suites_fi 260
+run_ab cut_groups 120
 for DT in bfloat16 float32; do
   echo "=== numba masked B=64 llm $DT" >> "$OUT/profile.log"
   timeout 40 python3 benchmarks/profile_triton.py --backend numba --mode masked --B 64 --dist llm --dtype $DT \
