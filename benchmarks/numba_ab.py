@@ -11,7 +11,9 @@ Sets: ``rank`` (``rank_select`` off / on; 27 cases, B = 16, 1024, 1), ``wide`` (
 2, 3, 4 rounds; top-p 0.9 at B = 16 and 1, the split path), ``two_cuts`` (off / on; top-p 0.9 and 0.5 at
 B = 1024, 16, 1), ``rank_kp`` (``rank_select`` off, on, on for top-k stages only: which stage of a k+p
 row loses with it), ``cut_groups`` (the masking's cut index: every chunk
-scanned / a group of chunks counted first; top-k 50, bf16 and fp32, B = 64 and 1024), ``rank_live``
+scanned / a group of chunks counted first; top-k 50, bf16 and fp32, B = 64 and 1024), ``mask_loads``
+(``mask_kernel``: each entry loaded, then written / a thread's entries loaded back to back first; the same
+cases), ``rank_live``
 (``rank_select`` off, then on once at most 512 or 256
 keys are live; top-k and k+p at B = 16, two cases at 1024), ``fold`` (``split_wide_fold`` off / on; top-p
 0.9 at B = 16 and 1).  Written as
@@ -53,6 +55,9 @@ SETS = {
                    for d in ("llm", "gaussian")] + [("llm", 1024, 100, 0.9), ("llm", 1024, 50, None)],
                   {}, False),
     "cut_groups": ({"sequential": {"cut_groups": False}, "groups": {"cut_groups": True}},
+                   [(d, B, 50, None, dt) for dt in ("bf16", "fp32") for B in (64, 1024) for d in DISTS],
+                   {}, False),
+    "mask_loads": ({"one": {"mask_loads": False}, "first": {"mask_loads": True}},
                    [(d, B, 50, None, dt) for dt in ("bf16", "fp32") for B in (64, 1024) for d in DISTS],
                    {}, False),
     "fold": ({"picks": {"split_wide_fold": False}, "folded": {"split_wide_fold": True}},

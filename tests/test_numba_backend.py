@@ -433,15 +433,19 @@ def test_masking_entry_points(rng):
 @sim
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 @pytest.mark.parametrize("ties", TIES)
-def test_fused_mask_matches_selection_apply(rng, dtype, ties):
-    """The fused mask kernels (cut index + mask, no [B, V] scratch) give Selection.apply's bits."""
+@pytest.mark.parametrize("loads_first", [True, False])
+def test_fused_mask_matches_selection_apply(rng, dtype, ties, loads_first):
+    """The fused mask kernels (cut index + mask, no [B, V] scratch) give Selection.apply's bits, out of
+    place and in place, with ``mask_kernel``'s loads back to back (option ``mask_loads``, the default) or
+    each entry loaded, then written (off); 60 columns: whole and partial blocks of the mask either way."""
     x = as_logits(adversarial_rows(rng, 60), dtype)
     k, p = per_row_k(60, 12), per_row_p(12)
+    opts = {"mask_loads": loads_first}
     want = run(x, k, p, ties).apply(mask_value=-7.0)
-    out = qrita.top_k_top_p(x, k, p, backend="numba", ties=ties, mask_value=-7.0)
+    out = qrita.top_k_top_p(x, k, p, backend="numba", ties=ties, mask_value=-7.0, options=opts)
     np.testing.assert_array_equal(raw(out), raw(want))
     y = x.clone() if hasattr(x, "clone") else x.copy()
-    res = qrita.top_k_top_p(y, k, p, backend="numba", ties=ties, mask_value=-7.0, inplace=True)
+    res = qrita.top_k_top_p(y, k, p, backend="numba", ties=ties, mask_value=-7.0, inplace=True, options=opts)
     assert res is y
     np.testing.assert_array_equal(raw(y), raw(want))
 

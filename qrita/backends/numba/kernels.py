@@ -1621,7 +1621,8 @@ def keys_kernel(bits, fmt, keys, back):
 
 # ---- fused masking ------------------------------------------------------------------
 
-MASK_ITEMS = 4  # entries per thread of mask_kernel
+MASK_ITEMS = 8  # entries per thread of mask_kernel, loaded back to back (its loads_first)
+MASK_ITEMS_OLD = 4  # ... loaded one at a time (loads_first = 0, the A/B's other side)
 # cut_index_kernel reads a row in chunks of THREADS * CUT_ITEMS entries: it counts the entries equal to the
 # threshold in CUT_GROUP chunks at once (a thread loads its share of CUT_UNROLL chunks back to back), then scans
 # in index order only the chunk that holds the wanted one.
@@ -1746,23 +1747,57 @@ def cut_index_kernel(x, stride_b, stride_v, V, fmt, thr_bits, nties, cut_idx, se
         cut_idx[b] = found[0]
 
 
+@device_function
+def mask_one(out, o, u, key, i, thr_key, c, fill, inplace):
+    """One entry of :func:`mask_kernel`: raw bits ``u``, key ``key``, index ``i``, its slot ``o`` in ``out``."""
+    if not (key > thr_key or (key == thr_key and i <= c)):
+        out[o] = fill
+    elif inplace == 0:
+        out[o] = u
+
+
 @kernel
-def mask_kernel(x, stride_b, stride_v, V, fmt, out, out_b, out_v, inplace, thr_bits, cut_idx, fill):
+def mask_kernel(x, stride_b, stride_v, V, fmt, out, out_b, out_v, inplace, thr_bits, cut_idx, fill, loads_first):
     """Grid (rows, blocks): ``fill`` (raw bits) wherever an entry is not kept; kept entries
     keep their bits.  Kept: key > threshold's key, or equal to it at an index <= cut_idx;
-    NaN (key 0) never.  In place only the masked entries are written."""
+    NaN (key 0) never.  In place only the masked entries are written.
+
+    ``loads_first`` (1): a block covers ``THREADS * MASK_ITEMS`` entries and a thread loads
+    its ``MASK_ITEMS`` of them back to back before it writes any (the compiler cannot move
+    a load above a store to ``out``, which in place is ``x``: one load loop then kept one
+    load in flight a thread); 0: ``MASK_ITEMS_OLD`` entries a block row, each loaded, then
+    written, in turn (the A/B's other side).  Either way each entry is read before the
+    same thread writes it."""
     b = cuda.blockIdx.x
-    row = (x, int64(b) * stride_b, stride_v, V, fmt)
+    base = int64(b) * stride_b
     thr_key = key_of_bits(f32_bits_of(thr_bits[b], fmt))
     c = cut_idx[b]
-    first = int64(cuda.blockIdx.y) * (THREADS * MASK_ITEMS) + cuda.threadIdx.x
-    for j in range(MASK_ITEMS):
-        i = first + j * THREADS
-        if i < V:
-            key = load_key(row, i)
-            keep = key > thr_key or (key == thr_key and i <= c)
-            o = int64(b) * out_b + i * out_v
-            if not keep:
-                out[o] = fill
-            elif inplace == 0:
-                out[o] = x[int64(b) * stride_b + i * stride_v]
+    t = cuda.threadIdx.x
+    if loads_first:
+        first = int64(cuda.blockIdx.y) * (THREADS * MASK_ITEMS) + t
+        raw = cuda.local.array(MASK_ITEMS, uint32)
+        keys = cuda.local.array(MASK_ITEMS, uint32)
+        for j in range(MASK_ITEMS):
+            i = first + j * THREADS
+            raw[j] = x[base + i * stride_v] if i < V else 0
+        if fmt == FMT_F32:  # the format tested once, as in load_keys
+            for j in range(MASK_ITEMS):
+                keys[j] = key_of_bits(int64(raw[j]))
+        elif fmt == FMT_BF16:
+            for j in range(MASK_ITEMS):
+                keys[j] = key_of_bits(f32_bits_of(raw[j], FMT_BF16))
+        else:
+            for j in range(MASK_ITEMS):
+                keys[j] = key_of_bits(f32_bits_of(raw[j], FMT_F16))
+        for j in range(MASK_ITEMS):
+            i = first + j * THREADS
+            if i < V:
+                mask_one(out, int64(b) * out_b + i * out_v, raw[j], int64(keys[j]), i, thr_key, c, fill, inplace)
+    else:
+        first = int64(cuda.blockIdx.y) * (THREADS * MASK_ITEMS_OLD) + t
+        for j in range(MASK_ITEMS_OLD):
+            i = first + j * THREADS
+            if i < V:
+                u = x[base + i * stride_v]
+                mask_one(out, int64(b) * out_b + i * out_v, u, key_of_bits(f32_bits_of(u, fmt)), i, thr_key, c,
+                         fill, inplace)

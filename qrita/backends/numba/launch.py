@@ -91,9 +91,17 @@ SIMULATED_WIDE_STATE: list = []
 TWO_CUTS = True
 # options["cut_groups"]: the masking's cut index (kernels.cut_index_kernel) counts the entries equal to the
 # threshold in a group of chunks at once and scans one chunk in index order; off: every chunk scanned, one
-# after another, as before.  Written in session 28 (prepared, not run on a GPU) for bf16 masking: H100 profile
-# (docs/bench/h100-2026-12-05/session28/ call 5), B=64 LLM-like top-k 50, the cut index 65 of 179 us
+# after another, as before.  For bf16 masking, where nearly every row's boundary group is cut: H100 profile
+# (docs/bench/h100-2026-12-05/session28/ call 5), B=64 LLM-like top-k 50, the cut index 65 of 179 us; H200
+# (docs/bench/h200-2026-12-05/session29/ calls 1-2, the same bits 12/12): that cut index 62.7 -> 32.7 us,
+# bf16 B=64 masked 169.3 -> 139.5 us (LLM-like), 164.6 -> 139.1 (Gaussian), the other cases within 1 %
 CUT_GROUPS = True
+# options["mask_loads"]: mask_kernel loads a thread's MASK_ITEMS entries back to back before it writes any;
+# off: each entry loaded, then written, in turn (MASK_ITEMS_OLD a thread).  Why: in place the output is the
+# input, so the compiler keeps every load after the previous entry's store: one load in flight a thread.
+# H200 (docs/bench/h200-2026-12-05/session29/ call 5), B=1024 LLM-like top-k 50: mask_kernel 503 us for
+# bf16 (about 1.1 TB/s of reads and writes), as long as the select kernel before it
+MASK_LOADS = True
 # Fixed-point top-p weights: round(exp(x - max) * 2**FRAC_BITS), summed in int64.
 FRAC_BITS = 40
 
@@ -363,11 +371,13 @@ def run_mask(req: Request, mask_value: float, out):
             sequential = 0 if req.options.get("cut_groups", CUT_GROUPS) else 1
             kern.cut_index_kernel[B, kern.THREADS, stream](x, sb, sv, V, fmt, thr_bits, arrays.vector(nties), cut,
                                                            sequential)
-            per_block = kern.THREADS * kern.MASK_ITEMS
+            loads_first = 1 if req.options.get("mask_loads", MASK_LOADS) else 0
+            per_block = kern.THREADS * (kern.MASK_ITEMS if loads_first else kern.MASK_ITEMS_OLD)
             grid = (B, (V + per_block - 1) // per_block)
             write_in_place = 1 if target is req.logits else 0
             kern.mask_kernel[grid, kern.THREADS, stream](
-                x, sb, sv, V, fmt, t_flat, tb, tv, write_in_place, thr_bits, cut, fill_bits(mask_value, dtype)
+                x, sb, sv, V, fmt, t_flat, tb, tv, write_in_place, thr_bits, cut, fill_bits(mask_value, dtype),
+                loads_first,
             )
     if not arrays.simulated:
         return target
