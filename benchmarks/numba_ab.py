@@ -13,7 +13,8 @@ B = 1024, 16, 1), ``rank_kp`` (``rank_select`` off, on, on for top-k stages only
 row loses with it), ``cut_groups`` (the masking's cut index: every chunk
 scanned / a group of chunks counted first; top-k 50, bf16 and fp32, B = 64 and 1024), ``mask_loads``
 (``mask_kernel``: each entry loaded, then written / a thread's entries loaded back to back first; the same
-cases), ``rank_live``
+cases), ``splits`` (the split path's blocks a row: automatic, 5 at B=64 and 17 at B=16 on an H200,
+then 10, 20, 40; top-k 50 and top-p 0.9 at B=64 and 16), ``rank_live``
 (``rank_select`` off, then on once at most 512 or 256
 keys are live; top-k and k+p at B = 16, two cases at 1024), ``fold`` (``split_wide_fold`` off / on; top-p
 0.9 at B = 16 and 1).  Written as
@@ -60,6 +61,10 @@ SETS = {
     "mask_loads": ({"one": {"mask_loads": False}, "first": {"mask_loads": True}},
                    [(d, B, 50, None, dt) for dt in ("bf16", "fp32") for B in (64, 1024) for d in DISTS],
                    {}, False),
+    "splits": ({"auto": {}, "s10": {"split": 10}, "s20": {"split": 20}, "s40": {"split": 40}},
+               [(d, 64, k, p, dt) for dt in ("fp32", "bf16") for k, p in ((50, None), (None, 0.9)) for d in ("llm",)]
+               + [("llm", 16, 50, None), ("llm", 16, None, 0.9)],
+               {}, False),
     "fold": ({"picks": {"split_wide_fold": False}, "folded": {"split_wide_fold": True}},
              [(d, B, None, 0.9) for B in (16, 1) for d in DISTS],
              {"split": 3, "capacity": 9}, False),
