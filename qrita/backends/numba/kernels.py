@@ -318,15 +318,22 @@ def load_keys(row, i0, keys, items):
     for j in range(items):
         keys[j] = x[at]
         at += step
+    keys_of_raw(keys, keys, items, fmt)
+
+
+@device_function
+def keys_of_raw(raw, keys, items, fmt):
+    """``keys[j]`` = the key of the raw bits ``raw[j]``, ``j < items`` (``keys`` may be ``raw``); the
+    format tested once, so each loop widens with a constant format."""
     if fmt == FMT_F32:
         for j in range(items):
-            keys[j] = key_of_bits(int64(keys[j]))
+            keys[j] = key_of_bits(int64(raw[j]))
     elif fmt == FMT_BF16:
         for j in range(items):
-            keys[j] = key_of_bits(f32_bits_of(keys[j], FMT_BF16))
+            keys[j] = key_of_bits(f32_bits_of(raw[j], FMT_BF16))
     else:
         for j in range(items):
-            keys[j] = key_of_bits(f32_bits_of(keys[j], FMT_F16))
+            keys[j] = key_of_bits(f32_bits_of(raw[j], FMT_F16))
 
 
 @device_function
@@ -1780,15 +1787,7 @@ def mask_kernel(x, stride_b, stride_v, V, fmt, out, out_b, out_v, inplace, thr_b
         for j in range(MASK_ITEMS):
             i = first + j * THREADS
             raw[j] = x[base + i * stride_v] if i < V else 0
-        if fmt == FMT_F32:  # the format tested once, as in load_keys
-            for j in range(MASK_ITEMS):
-                keys[j] = key_of_bits(int64(raw[j]))
-        elif fmt == FMT_BF16:
-            for j in range(MASK_ITEMS):
-                keys[j] = key_of_bits(f32_bits_of(raw[j], FMT_BF16))
-        else:
-            for j in range(MASK_ITEMS):
-                keys[j] = key_of_bits(f32_bits_of(raw[j], FMT_F16))
+        keys_of_raw(raw, keys, MASK_ITEMS, fmt)
         for j in range(MASK_ITEMS):
             i = first + j * THREADS
             if i < V:
