@@ -62,7 +62,7 @@ SETS = {
                    [(d, B, 50, None, dt) for dt in ("bf16", "fp32") for B in (64, 1024) for d in DISTS],
                    {}, False),
     "splits": ({"auto": {}, "s10": {"split": 10}, "s20": {"split": 20}, "s40": {"split": 40}},
-               [(d, 64, k, p, dt) for dt in ("fp32", "bf16") for k, p in ((50, None), (None, 0.9)) for d in ("llm",)]
+               [("llm", 64, k, p, dt) for dt in ("fp32", "bf16") for k, p in ((50, None), (None, 0.9))]
                + [("llm", 16, 50, None), ("llm", 16, None, 0.9)],
                {}, False),
     "fold": ({"picks": {"split_wide_fold": False}, "folded": {"split_wide_fold": True}},
