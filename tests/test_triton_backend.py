@@ -142,13 +142,17 @@ def test_miss_rounds_are_exact(dtype, mode, ties):
 @pytest.mark.parametrize(
     ("dtype", "mode", "ties", "lanes"),
     [(torch.float32, "rounds", "all", dict(mass_lanes=False)),
-     (torch.bfloat16, "tiny-slots", "lowest_index", dict(value_lanes=True))]
+     (torch.bfloat16, "tiny-slots", "lowest_index", dict(value_lanes=True)),
+     (torch.float32, "tiny-slots", "all", dict(sample_lanes=True))]
     + ([] if INTERPRETED else [(torch.bfloat16, "tiny-slots", "lowest_index", dict(mass_lanes=False)),
-                               (torch.float32, "rounds", "all", dict(value_lanes=True, mass_lanes=False))]),
+                               (torch.float32, "rounds", "all", dict(value_lanes=True, mass_lanes=False)),
+                               (torch.bfloat16, "rounds", "lowest_index", dict(sample_lanes=True))]),
 )
 def test_non_default_miss_lanes_are_exact(dtype, mode, ties, lanes):
     """Miss rounds with lane counts (``mass_lanes=False``; by default top-p rounds accumulate lane
-    masses only, which the other miss tests run), and with lanes half in value (``value_lanes``)."""
+    masses only, which the other miss tests run), with lanes half in value (``value_lanes``), and with
+    a top-p row's first lanes from a sample of the row (``sample_lanes``: rows of +inf, NaN, all equal
+    or one value take the fallback lanes)."""
     x = _adversarial_rows(dtype)
     x = torch.cat([x, torch.sort(x[:1], dim=1).values])  # clustered: the top keys in one span
     opts = dict(MISS_OPTIONS[mode], **lanes)
@@ -158,6 +162,38 @@ def test_non_default_miss_lanes_are_exact(dtype, mode, ties, lanes):
     k = torch.tensor([25, 0, 40, 600, 3, 10, 0], device=DEVICE)
     p = torch.tensor([1.0, 0.8, 0.6, float("nan"), 0.0, 0.95, 0.9], device=DEVICE)
     _check(x, k, p, ties, qrita.select(x, k, p, backend="triton", ties=ties, options=opts))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_sample_lanes_answer_gaussian_top_p_rows_in_two_rounds(monkeypatch, dtype):
+    """``sample_lanes``: a top-p row of Gaussian logits that misses the truncation is answered by its
+    second miss round (one that narrows the range to a lane around the sample's estimate of the
+    boundary, then one that gathers that lane), where the default lanes, 4 bits of key a round,
+    leave it open after two.  Round counts are read from the rows' stage after each update."""
+    from qrita.bench.inputs import make_logits
+
+    stages = []
+    update = triton_kernels.update_kernel
+    at = update.arg_names.index("state_i_ptr")
+
+    class Spy:
+        def __getitem__(self, grid):
+            def launch(*args, **kwargs):
+                update[grid](*args, **kwargs)
+                stages.append(args[at][:, 0].clone())  # 0: the row is answered
+            return launch
+
+    monkeypatch.setattr(triton_kernels, "update_kernel", Spy())
+    x = make_logits("gaussian", 2, 32768, seed=3).to(device=DEVICE, dtype=dtype)
+    open_after = {}
+    for lanes in (False, True):
+        stages.clear()
+        sel = qrita.select(x, None, 0.9, backend="triton", options=dict(sample_lanes=lanes))
+        assert not sel.hit.any()
+        _check(x, None, 0.9, "lowest_index", sel)
+        open_after[lanes] = [int((s != 0).sum()) for s in stages]
+    assert open_after[True][:2] == [2, 0], open_after
+    assert open_after[False][1] > 0, open_after
 
 
 @pytest.mark.parametrize("truncation", [True, False])

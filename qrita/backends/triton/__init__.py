@@ -39,13 +39,15 @@ class TritonBackend(Backend):
         "truncation", "num_pivots", "miss_pivots", "miss_rounds", "two_cuts", "two_cut_share", "kp_softmax",
         "span", "span_cap", "span_block", "span_warps", "span_layout", "span_prefetch", "cut_pass", "reg_cap",
         "search_warps", "search_maxnreg", "round_block", "round_unroll", "round_warps", "mass_lanes", "value_lanes",
-        "fold_updates", "fold_finish", "row_rounds", "row_loop", "span_rounds_first", "round_maxnreg", "fused_rounds",
+        "sample_lanes", "fold_updates", "fold_finish", "row_rounds", "row_loop", "span_rounds_first", "round_maxnreg",
+        "fused_rounds",
         "chain_rounds", "radix_topk", "mask_reverse", "tie_reverse", "round_alternate", "wave_rows", "pdl",
         "append_agg", "append_defer", "scatter", "sample_chunk", "fuse_draw", "fold_ties", "fold_pick",
     })
     flag_options = frozenset({
         "truncation", "two_cuts", "kp_softmax", "span_prefetch", "cut_pass", "mass_lanes", "value_lanes",
-        "fold_updates", "fold_finish", "row_rounds", "row_loop", "fused_rounds", "chain_rounds", "radix_topk",
+        "sample_lanes", "fold_updates", "fold_finish", "row_rounds", "row_loop", "fused_rounds", "chain_rounds",
+        "radix_topk",
         "mask_reverse", "tie_reverse", "round_alternate", "append_defer", "scatter", "fuse_draw", "fold_ties",
         "fold_pick",
     })

@@ -178,10 +178,12 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
     finish_args = dict(row, k_mode="i32", p_mode_arg="i32", ties_all="i32", truncation="i32", cand_ptr="*i32",
                        part_i_ptr="*i64", part_f_ptr="*fp32", n_spans="i32", ctr_ptr="*i32", state_i_ptr="*i64",
                        state_f_ptr="*fp32", **outputs, part_low_ptr="*i64", lanes_ptr="*i64")
-    # (two cuts, value lanes): options
-    for two_cuts, value_lanes in ((False, False), (True, False), (False, True)):
+    # (two cuts, value lanes, sample lanes): options
+    for two_cuts, value_lanes, sample in ((False, False, 0), (True, False, 0), (False, True, 0),
+                                          (True, True, launch.LANE_SAMPLES)):
         name = f"finish_kernel[{dtype}" + (", two_cuts" if two_cuts else "") + (", value_lanes" if value_lanes else "")
-        const = dict(search_const, TWO_CUTS=two_cuts, VALUE_LANES=value_lanes, NPM=npm)
+        name += ", sample_lanes" if sample else ""
+        const = dict(search_const, TWO_CUTS=two_cuts, VALUE_LANES=value_lanes, NPM=npm, SAMPLE_LANES=sample)
         yield name + "]", _source(kernels.finish_kernel, finish_args, const), search_warps
     if dtype == "float32":  # fused_rounds=False (a block reduction a statistic; the code does not depend on the dtype)
         const = dict(search_const, TWO_CUTS=False, VALUE_LANES=False, NPM=npm, FUSED_ROUNDS=False)

@@ -493,7 +493,7 @@ def span_kernel(
     NEED_MIN: tl.constexpr = True, WITH_IDX: tl.constexpr = False, STRIDED: tl.constexpr = False,
     TWO_CUTS: tl.constexpr = 0, AGG: tl.constexpr = 0, DEFER: tl.constexpr = False, ROW_Z: tl.constexpr = True,
     NEED_NMAX: tl.constexpr = True, FUSED_ROUNDS: tl.constexpr = False, RADIX: tl.constexpr = False,
-    PDL: tl.constexpr = 0,
+    PDL: tl.constexpr = 0, SAMPLE_LANES: tl.constexpr = 0,
 ):
     """Partials of one span of one row; candidates go to the row's slot ``cand[slot, :n_spans * SPAN_CAP]``.
 
@@ -659,7 +659,7 @@ def span_kernel(
                 ties_all, truncation, cand_ptr, part_i_ptr, part_f_ptr, n_spans, ctr_ptr, state_i_ptr, state_f_ptr,
                 thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr, part_low_ptr, lanes_ptr,
                 N_SPANS_P2, SPAN_CAP, CB, REG_CAP, REG_SMALL, REG_MID, NP, MAX_ROUNDS, DTYPE, W, KEY_NEG_INF,
-                TWO_CUTS != 0, VALUE_LANES, NPM, FUSED_ROUNDS, RADIX,
+                TWO_CUTS != 0, VALUE_LANES, NPM, FUSED_ROUNDS, RADIX, 0, SAMPLE_LANES,
             )
 
 
@@ -1191,14 +1191,15 @@ def finish_kernel(
     MAX_ROUNDS: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr,
     TWO_CUTS: tl.constexpr = False, VALUE_LANES: tl.constexpr = False, NPM: tl.constexpr = 16,
     FUSED_ROUNDS: tl.constexpr = False, RADIX: tl.constexpr = False,
-    PDL: tl.constexpr = 0,
+    PDL: tl.constexpr = 0, SAMPLE_LANES: tl.constexpr = 0,
 ):
     """One row after the span pass: combine partials, and on a hit search the candidates.
 
     A miss leaves the row to the parallel miss rounds (``round_kernel`` and
     ``update_kernel``) through its state; every other row is answered here.
     ``TWO_CUTS``: a miss also narrows the range with the low cut's exact count and
-    mass (:func:`row_cut_key`).
+    mass (:func:`row_cut_key`).  ``SAMPLE_LANES`` (a sample size, with ``VALUE_LANES``): a top-p
+    row's first round takes :func:`sample_taus` lanes.
     """
     pdl_start(PDL)
     slot = tl.program_id(0)  # also when a span or round program runs it (FOLD): its row slot
@@ -1274,6 +1275,7 @@ def finish_kernel(
         base_c = n_cand * 0
         base_m = cmass * 0.0
         n_in = n_keep  # exact count of keys in (lo_m, hi_m]
+        above_m = z_all  # (top-p) the mass above lo_m
         if (truncation != 0) & (cut > 0) & (cut < kmax) & (cut > lo_m):
             if k_active:
                 enough = n_cand >= K
@@ -1282,6 +1284,7 @@ def finish_kernel(
             if enough:
                 lo_m = cut
                 n_in = n_cand
+                above_m = cmass
             else:
                 hi_m = cut
                 base_c = n_cand
@@ -1297,6 +1300,7 @@ def finish_kernel(
                 if lmass >= target_p:
                     lo_m = low
                     n_in = n_low - base_c
+                    above_m = lmass
                 else:
                     hi_m = low
                     base_c = n_low
@@ -1317,7 +1321,12 @@ def finish_kernel(
         tl.store(sf + 2, m)
         tl.store(hit_ptr + row, hit.to(tl.int8))
         if VALUE_LANES:  # the first round's lanes
-            tl.store(lanes_ptr + row * NPM + tl.arange(0, NPM), lane_taus(lo_m, hi_m, NPM, True, DTYPE, W))
+            taus = lane_taus(lo_m, hi_m, NPM, True, DTYPE, W)
+            if SAMPLE_LANES:
+                if (k_active == 0) & (inf_mode == 0):
+                    frac = (target_p - base_m) / (above_m - base_m)
+                    taus = sample_taus(x_row, stride_xv, V, lo_m, hi_m, frac, m, taus, NPM, SAMPLE_LANES, DTYPE, W)
+            tl.store(lanes_ptr + row * NPM + tl.arange(0, NPM), taus)
     else:
         tl.store(si + 0, tl.zeros((), tl.int64))
         finalize(V, row, z, nties, count, n_total, n_keep == 0, hit,
@@ -1356,6 +1365,39 @@ def lane_taus(lo, hi, NPM: tl.constexpr, VALUE: tl.constexpr, DTYPE: tl.constexp
     else:
         taus = pivot(lo, hi, idx, NPM - 1)
     return taus
+
+
+@triton.jit
+def sample_taus(x_row, stride_xv, V, lo, hi, frac, m, fallback, NPM: tl.constexpr, SAMPLES: tl.constexpr,
+                DTYPE: tl.constexpr, W: tl.constexpr):
+    """The first miss round's NPM lanes of a top-p row (option ``sample_lanes``): lane 0 is
+    ``lo``, the others sit just below sample values around the sample's estimate of the boundary.
+
+    The sample is every ``V // SAMPLES``-th entry.  Its keys in (lo, hi], ranked from the
+    largest, carry their weights ``exp(x - m)``; the boundary's estimate is the first rank whose
+    running weight reaches ``frac`` of theirs, ``frac`` being the share of the range's exact mass
+    that the boundary needs.  Lane ``HALF + d`` sits below the rank ``i - sign(d) * 2|d|(|d| + 1)``
+    (NPM = 16: ranks i +- 4, 12, 24, 40, 60, 84, 112), so a lane near the estimate holds about
+    ``V / SAMPLES`` entries a rank step and the update can gather it next.  Lanes only decide
+    how fast a row narrows, never its answer.  ``fallback`` (the lanes otherwise) when no sample
+    key is in the range."""
+    j = tl.arange(0, SAMPLES)
+    offs = j.to(tl.int64) * tl.maximum(V // SAMPLES, 1)
+    raw = tl.load(x_row + offs * stride_xv, mask=offs < V, other=float("nan"))
+    key = keys_of(raw, DTYPE, W)  # NaN (and past the row): 0, below every lo
+    ks = tl.sort(tl.where((key > lo) & (key <= hi), key, 0), descending=True)
+    live = ks > 0
+    n_s = tl.sum(live.to(tl.int32), axis=0)
+    cw = tl.cumsum(tl.where(live, tl.exp(value_of_key(ks, DTYPE, W) - m), 0.0), axis=0)
+    i = tl.sum((live & (cw < frac * tl.max(cw, axis=0))).to(tl.int32), axis=0)
+    idx = tl.arange(0, NPM)
+    HALF: tl.constexpr = NPM // 2
+    a = tl.abs(idx - HALF)
+    r = i - tl.where(idx < HALF, -1, 1) * 2 * a * (a + 1)
+    r = tl.minimum(tl.maximum(r, 0), n_s - 1)
+    at = tl.max(tl.where(r[:, None] == j[None, :], ks[None, :], 0), axis=1).to(tl.int64)
+    taus = tl.where(idx == 0, lo, tl.maximum(at - 1, lo))
+    return tl.where(n_s > 0, taus, fallback)
 
 
 @triton.jit

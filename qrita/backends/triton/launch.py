@@ -71,6 +71,9 @@ TWO_CUTS = True
 # 3591 -> 3054 us; top-p 0.5 Zipf 2003 -> 1292 us (its rows now hit), Gaussian 2508 -> 2042 us, LLM-like
 # 1524 -> 1526 us (docs/bench/h200-2026-12-01/session8/)
 TWO_CUT_SHARE = 32
+# default of the option sample_lanes (kernels.sample_taus): off until measured on a GPU
+SAMPLE_LANES = False
+LANE_SAMPLES = 1024  # entries of the strided sample that places a top-p row's first miss lanes
 # default of the option kp_softmax: a scalar top-k with a top-p computes the row's softmax partials
 # and keeps the top-p geometry (True), or skips them and takes the top-k geometry (False, run_select)
 KP_SOFTMAX = False
@@ -274,6 +277,13 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
     # miss-round lanes half in key, half in value (kernels.lane_taus); an option: slower on the H200 in most
     # cases (8c9b7bb: LLM-like top-p 0.9 1746 -> 2399 us)
     value_lanes = bool(opts.get("value_lanes", False)) and npm >= 4
+    # a top-p row's first miss round with lanes at ranks of a strided sample of the row around the sample's
+    # estimate of the boundary (kernels.sample_taus); the later rounds take value lanes.  Counted on the
+    # kernels (benchmarks/miss_rounds.py, interpreter, V=131072, fp32 and bf16): Gaussian top-p 0.9 and 0.99
+    # rows are answered in round 2 (an evaluating round, then the gather) instead of round 4, Zipf top-p 0.99
+    # in round 2 instead of 3, Zipf top-p 0.9 in round 2 either way (a smaller gather)
+    sample_lanes = bool(opts.get("sample_lanes", SAMPLE_LANES)) and npm >= 4
+    value_lanes = value_lanes or sample_lanes
     # span-pass slot appends: one atomic per selected entry (0, the default; ptxas aggregates them per warp),
     # or per column of AGG entries (kernels.append_keys).  H200 (b1e6232): AGG=256 (one atomic per thread
     # and block) is slower, e.g. Zipf top-k 50 733 -> 782 us
@@ -477,6 +487,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                 thr_key, thr_bits, num_ties, count, hit, cut_idx, lanes,
                 SPAN=span, BLOCK=block, KEY_POS_INF=kc.key_pos_inf, FOLD=fold_finish, **search_const,
                 VALUE_LANES=value_lanes, NPM=npm, SAMPLE=SAMPLE_SIZE, LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE,
+                SAMPLE_LANES=LANE_SAMPLES if sample_lanes else 0,
                 TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size, HAS_P=p_mode != 0,
                 PREFETCH=bool(opts.get("span_prefetch", False)), CUT_IN=cut_in, NEED_MIN=not all_search,
                 WITH_IDX=with_idx, STRIDED=span_layout == "strided", TWO_CUTS=two_cut_share if two_cuts else 0,
@@ -491,6 +502,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                     cand, part_i, part_f, n_spans, ctr, state_i, state_f,
                     thr_key, thr_bits, num_ties, count, hit, cut_idx, part_low, lanes,
                     TWO_CUTS=two_cuts, VALUE_LANES=value_lanes, NPM=npm, num_warps=search_warps, **search_regs,
+                    SAMPLE_LANES=LANE_SAMPLES if sample_lanes else 0,
                     **pdl_kw, **search_const,
                     **common,
                 )
