@@ -3,12 +3,13 @@
     TRITON_INTERPRET=1 PYTHONPATH=. python3 benchmarks/miss_rounds.py [--V 131072] [--out rounds.json]
 
 Runs ``qrita.select`` on rows of the harness's distributions (``qrita.bench.inputs``) with the default
-lanes, ``value_lanes`` and ``sample_lanes``, and records after each update launch how many rows are still
-open (``update_kernel``'s ``state_i[:, 0]``, 0 once a row is answered).  A row answered by round r cost r
-passes over the row (an evaluating round reads it, the gathering round reads it again); a row still open
-after the last round is finished by one program over the row.  Every answer is checked against the
-float64 oracle (``qrita.reference.check_selection``).  Counts, not times: it runs in the interpreter on a
-CPU (about 10 s a call at V=131072) as well as on a GPU.
+lanes, ``value_lanes`` and ``sample_lanes`` (16 and 8 lanes a round), and records after each update
+launch how many rows are still open (``update_kernel``'s ``state_i[:, 0]``, 0 once a row is answered).
+A row answered by round r cost r passes over the row (an evaluating round reads it, the gathering round
+reads it again).  Every row is answered after the last round: one still open before it is finished by
+its gather or, when it evaluates lanes, by one program over the row.  Every answer is checked against
+the float64 oracle (``qrita.reference.check_selection``).  Counts, not times: it runs in the interpreter
+on a CPU (about 10 s a call at V=131072) as well as on a GPU.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from qrita.backends.triton import kernels
 from qrita.bench.inputs import make_logits
 from qrita.reference import check_selection
 
-LANES = {"default": {}, "value": {"value_lanes": True}, "sample": {"sample_lanes": True}}
+LANES = {"default": {}, "value": {"value_lanes": True}, "sample": {"sample_lanes": True},
+         "sample8": {"sample_lanes": True, "miss_pivots": 7}}  # 8 lanes a round
 
 
 class CountOpen:

@@ -1376,9 +1376,10 @@ def sample_taus(x_row, stride_xv, V, lo, hi, frac, m, fallback, NPM: tl.constexp
     The sample is every ``V // SAMPLES``-th entry.  Its keys in (lo, hi], ranked from the
     largest, carry their weights ``exp(x - m)``; the boundary's estimate is the first rank whose
     running weight reaches ``frac`` of theirs, ``frac`` being the share of the range's exact mass
-    that the boundary needs.  Lane ``HALF + d`` sits below the rank ``i - sign(d) * 2|d|(|d| + 1)``
-    (NPM = 16: ranks i +- 4, 12, 24, 40, 60, 84, 112), so a lane near the estimate holds about
-    ``V / SAMPLES`` entries a rank step and the update can gather it next.  Lanes only decide
+    that the boundary needs.  Lane ``HALF + d`` sits below the rank
+    ``i - sign(d) * 112 |d|(|d| + 1) // (A(A + 1))``, ``A = NPM // 2 - 1`` (NPM = 16: ranks i +- 4, 12,
+    24, 40, 60, 84, 112; NPM = 8: i +- 18, 56, 112; NPM >= 4), so a lane near the estimate holds
+    about ``V / SAMPLES`` entries a rank step and the update can gather it next.  Lanes only decide
     how fast a row narrows, never its answer.  ``fallback`` (the lanes otherwise) when no sample
     key is in the range."""
     j = tl.arange(0, SAMPLES)
@@ -1392,8 +1393,9 @@ def sample_taus(x_row, stride_xv, V, lo, hi, frac, m, fallback, NPM: tl.constexp
     i = tl.sum((live & (cw < frac * tl.max(cw, axis=0))).to(tl.int32), axis=0)
     idx = tl.arange(0, NPM)
     HALF: tl.constexpr = NPM // 2
+    A: tl.constexpr = HALF - 1  # the outermost lanes' |d| (NPM >= 4)
     a = tl.abs(idx - HALF)
-    r = i - tl.where(idx < HALF, -1, 1) * 2 * a * (a + 1)
+    r = i - tl.where(idx < HALF, -1, 1) * ((112 * a * (a + 1)) // (A * (A + 1)))
     r = tl.minimum(tl.maximum(r, 0), n_s - 1)
     at = tl.max(tl.where(r[:, None] == j[None, :], ks[None, :], 0), axis=1).to(tl.int64)
     taus = tl.where(idx == 0, lo, tl.maximum(at - 1, lo))
