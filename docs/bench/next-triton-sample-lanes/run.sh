@@ -5,10 +5,11 @@
 #   bash docs/bench/next-triton-sample-lanes/run.sh "$(git rev-parse HEAD)"   # the SHA from the local machine
 # 1. the backend's miss-lane tests on the GPU (small shapes) and the miss-round tests, beside
 # 2. the round counts at V=131072 on the real kernels (benchmarks/miss_rounds.py, every answer against the oracle);
-# 3. on a quiet GPU, the A/B: CUDA-graph medians of select with the default lanes, sample_lanes and value_lanes
+# 3. on a quiet GPU, the A/B: CUDA-graph medians of select with the default lanes, sample_lanes (16 and 8 lanes a
+#    round) and value_lanes
 #    (benchmarks/sweep_triton.py --set lanes: the harness's generators, top-p 0.9 fp32 / bf16 at B=1024, top-p 0.99,
 #    B=1 and 16; an answer that differs from the default's is checked against the oracle);
-# 4. per-kernel profiles of masked Gaussian and Zipf top-p 0.9 at B=1024, default and sample_lanes.
+# 4. per-kernel profiles of masked Gaussian and Zipf top-p 0.9 at B=1024, default and sample_lanes (16, 8 lanes).
 # Merge (the option on by default: launch.SAMPLE_LANES) only if the tests pass and the A/B is faster where rows
 # miss and level where they hit.
 set -u
@@ -24,7 +25,7 @@ timeout 280 python3 benchmarks/sweep_triton.py --set lanes --budget-s 250 --out 
 echo "lanes rc=$? t=$((SECONDS - T0))" >> "$P"
 for d in hgauss hzipf; do
   timeout 60 python3 benchmarks/profile_triton.py --mode masked --dist "$d" --cases p0.9 --options '{}' \
-    --options '{"sample_lanes": true}' >> "$OUT/profile.log" 2>&1
+    --options '{"sample_lanes": true}' --options '{"sample_lanes": true, "miss_pivots": 7}' >> "$OUT/profile.log" 2>&1
 done
 echo "profile t=$((SECONDS - T0))" >> "$P"
 cat /tmp/rounds.log /tmp/lanes.log | grep -v -i warning | tail -60 >> "$P"
