@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 30's prepared Triton option sample_lanes (docs/bench/prepared/triton-sample-lanes/), one device call
-# of about 8 minutes, after
+# of at most about 8.5 minutes (limits 200 + 220 + 2 x 45 s), after
 #   git switch -c try/triton-sample-lanes main && git am docs/bench/prepared/triton-sample-lanes/*.patch
 #   bash docs/bench/next-triton-sample-lanes/run.sh "$(git rev-parse HEAD)"   # the SHA from the local machine
 # 1. the backend's miss-lane tests on the GPU (small shapes) and the miss-round tests, beside
@@ -15,16 +15,16 @@
 set -u
 . benchmarks/device_lib.sh
 device_start "${1:?commit SHA}" "(sample_lanes)"
-run_suite lanes "" 240 tests/test_triton_backend.py -k "lanes or miss or rounds" &
-timeout 240 python3 benchmarks/miss_rounds.py --V 131072 --rows 8 --ps 0.9,0.99 --out "$OUT/rounds.json" \
+run_suite lanes "" 200 tests/test_triton_backend.py -k "lanes or miss or rounds" &
+timeout 200 python3 benchmarks/miss_rounds.py --V 131072 --rows 8 --ps 0.9,0.99 --out "$OUT/rounds.json" \
   > /tmp/rounds.log 2>&1
 echo "rounds rc=$? t=$((SECONDS - T0))" >> "$P"
 wait
 summarize_suites lanes
-timeout 280 python3 benchmarks/sweep_triton.py --set lanes --budget-s 250 --out "$OUT/lanes.json" > /tmp/lanes.log 2>&1
+timeout 220 python3 benchmarks/sweep_triton.py --set lanes --budget-s 190 --out "$OUT/lanes.json" > /tmp/lanes.log 2>&1
 echo "lanes rc=$? t=$((SECONDS - T0))" >> "$P"
 for d in hgauss hzipf; do
-  timeout 60 python3 benchmarks/profile_triton.py --mode masked --dist "$d" --cases p0.9 --options '{}' \
+  timeout 45 python3 benchmarks/profile_triton.py --mode masked --dist "$d" --cases p0.9 --options '{}' \
     --options '{"sample_lanes": true}' --options '{"sample_lanes": true, "miss_pivots": 7}' >> "$OUT/profile.log" 2>&1
 done
 echo "profile t=$((SECONDS - T0))" >> "$P"
