@@ -153,11 +153,21 @@ LANES_CASES = [(d, t, 1024, None, 0.9, LANES) for d in ("hgauss", "hzipf", "hllm
                for t in (torch.float32, torch.bfloat16)] + [(d, torch.float32, B, None, p, LANES[:3]) for d, B, p in (
                    ("hgauss", 1024, 0.99), ("hzipf", 1024, 0.99), ("hgauss", 1, 0.9), ("hgauss", 16, 0.9),
                    ("hzipf", 1, 0.9))]
+# --set rowprog (not run yet): row-mode miss rounds in two programs a multiprocessor, each taking several rows
+# (option row_programs, the branch's default) against one program a row (row_programs=0, the launch before); the
+# top-k geometry above 16 rows, where every row-mode round launch of rows that hit is a no-op; truncation off makes
+# every row miss (the rounds' work, not their launch)
+ROWPROG = [{}, dict(row_programs=0)]
+ROWPROG_CASES = [(d, t, B, 50, None, ROWPROG) for d in ("hllm", "hgauss", "hzipf") for t in (torch.float32,)
+                 for B in (1024, 256)] + [
+    ("hllm", torch.bfloat16, 1024, 50, None, ROWPROG), ("hllm", torch.float32, 64, 100, 0.9, ROWPROG),
+    ("hllm", torch.float32, 64, 50, None, ROWPROG),
+    ("hllm", torch.float32, 1024, 50, None, [dict(truncation=False), dict(truncation=False, row_programs=0)])]
 SETS = {"geometry": CASES, "layout": LAYOUT_CASES, "topp": TOPP_CASES, "split": SPLIT_CASES, "batch": BATCH_CASES,
         "agg": AGG_CASES, "share": SHARE_CASES, "defer": DEFER_CASES, "kp": KP_CASES,
         "share_hi": SHARE_HI_CASES, "fold": FOLD_CASES, "occupancy": OCC_CASES,
         "defaults": DEF_CASES, "rows": ROW_CASES, "rows_miss": ROW_MISS_CASES, "kp_harness": KP_H_CASES,
-        "kp_rows": KP_R_CASES, "lanes": LANES_CASES}
+        "kp_rows": KP_R_CASES, "lanes": LANES_CASES, "rowprog": ROWPROG_CASES}
 
 
 def main() -> None:

@@ -196,7 +196,7 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
     round_args = dict(row, k_mode="i32", p_mode_arg="i32", cand_ptr="*i32", rpart_i_ptr="*i32",
                       rpart_f_ptr="*fp32", n_spans="i32", ctr_ptr="*i32", state_i_ptr="*i64", state_f_ptr="*fp32",
                       lanes_ptr="*i64", ticket_ptr="*i32", ties_all="i32", last="i32", **outputs, n_loop="i32",
-                      chain_ptr="*i32", done_ptr="*i32")
+                      chain_ptr="*i32", done_ptr="*i32", n_rows="i32")
     # (mass only, span, value lanes, fold, row mode): fold, the update in the round (a top-k at B <=
     # launch.FOLD_MAX_ROWS; the top-p rounds of the option fold_updates run in the interpreter suite only: the
     # folded kernels compile slowly); row mode, one program a row and its update (a top-k above that, wide spans)
@@ -222,7 +222,7 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
     update_args = dict(row, k_mode="i32", p_mode_arg="i32", ties_all="i32", cand_ptr="*i32", rpart_i_ptr="*i32",
                        rpart_f_ptr="*fp32", n_spans="i32", ctr_ptr="*i32", state_i_ptr="*i64", state_f_ptr="*fp32",
                        last="i32",
-                       **outputs, lanes_ptr="*i64")
+                       **outputs, lanes_ptr="*i64", row_slot="i32")
     update_const = dict(search_const, NPM=npm)
     update_const = {name: update_const[name] for name in ("N_SPANS_P2", "SPAN_CAP", "CB", "REG_CAP", "REG_SMALL",
                                                           "REG_MID", "FUSED_ROUNDS", "RADIX", "NP", "NPM", "MAX_ROUNDS",

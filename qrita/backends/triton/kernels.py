@@ -1558,7 +1558,7 @@ def round_kernel(
     k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode_arg,
     cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr, state_i_ptr, state_f_ptr, lanes_ptr,
     ticket_ptr, ties_all, last, thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr, n_loop,
-    chain_ptr, done_ptr,
+    chain_ptr, done_ptr, n_rows,
     SPAN: tl.constexpr, SPAN_CAP: tl.constexpr, BLOCK: tl.constexpr, UNROLL: tl.constexpr, NPM: tl.constexpr,
     DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr,
     FOLD: tl.constexpr, N_SPANS_P2: tl.constexpr, CB: tl.constexpr, REG_CAP: tl.constexpr, REG_SMALL: tl.constexpr,
@@ -1576,13 +1576,15 @@ def round_kernel(
     :func:`update_kernel`, so that a round is one launch.  The update's bits do not
     depend on which program runs it.
 
-    ``ROW_MODE`` (grid ``(rows, 1)``): one program a row runs the round over the
-    row's spans in span order, then the row's update; the same bits.  For requests
-    whose rows rarely miss (the top-k geometry), a round of rows that hit then costs
-    one program a row and no update launch, where it cost ``n_spans`` programs a row
-    and a launch of the updates.  It runs ``n_loop`` such rounds one after the other
+    ``ROW_MODE`` (grid ``(G, 1)``, ``G <= n_rows``): a program runs the round over a row's
+    spans in span order, then the row's update; the same bits.  For requests whose rows
+    rarely miss (the top-k geometry), a round of rows that hit then costs a load a row
+    and no update launch, where it cost ``n_spans`` programs a row and a launch of the
+    updates.  It runs ``n_loop`` such rounds one after the other
     (the option ``row_loop``: all of a wave's rounds in one launch), ``last`` applying
-    to the last of them.
+    to the last of them.  Program ``g`` takes the rows ``g, g + G, ...`` of the wave's
+    ``n_rows`` (the option ``row_programs``): a wave of rows that hit then costs one
+    load a row in G programs, not a program a row.
 
     ``CHAIN`` (with ``FOLD``; grid ``(rows, n_spans * n_loop)``, the option ``chain_rounds``):
     ``n_loop`` span-grid rounds in one launch.  A program takes its (round, span) from its row's
@@ -1599,25 +1601,29 @@ def round_kernel(
     pdl_start(PDL)
     slot, span_of_grid = grid_cell(REVERSE and not ROW_MODE)
     if ROW_MODE:
-        # n_loop rounds in this one program (ROW_LOOP; else one): the update's state is read back by the next
-        # round after a barrier, and only the last of them may finish a row that is still open over the row
-        for r in range(n_loop):
-            stage = tl.load(state_i_ptr + (row0 + slot).to(tl.int64) * ST_I)
-            if stage != 0:
-                for span in range(n_spans):
-                    round_span(slot, span, stage, x_ptr, stride_xb, stride_xv, V, row0, k_ptr, k_scalar, p_ptr,
-                               p_scalar, k_mode, p_mode_arg, cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr,
-                               state_i_ptr, state_f_ptr, lanes_ptr, SPAN, SPAN_CAP, BLOCK, UNROLL, NPM, DTYPE, W,
-                               KEY_NEG_INF, MASS_ONLY, VALUE_LANES)
-                tl.debug_barrier()  # every span's partials and gathered keys, for every thread of the update
-                update_kernel(
-                    x_ptr, stride_xb, stride_xv, V, row0, k_ptr, k_scalar, p_ptr, p_scalar, k_mode,
-                    p_mode_arg, ties_all, cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr, state_i_ptr,
-                    state_f_ptr, tl.where(r == n_loop - 1, last, 0), thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr,
-                    hit_ptr, cut_idx_ptr, lanes_ptr, N_SPANS_P2, SPAN_CAP, CB, REG_CAP, REG_SMALL, REG_MID, NP, NPM,
-                    MAX_ROUNDS, DTYPE, W, KEY_NEG_INF, MASS_ONLY, VALUE_LANES, FUSED_ROUNDS, RADIX,
-                )
-                tl.debug_barrier()  # the update's state, lanes and counters, for the next round's threads
+        # the wave's rows slot, slot + G, ...; for each, n_loop rounds in this one program (ROW_LOOP; else one):
+        # the update's state is read back by the next round after a barrier, and only the last of them may
+        # finish a row that is still open over the row
+        for i in range(slot, n_rows, tl.num_programs(0)):
+            row_slot = slot * 0 + i  # a tensor also under the interpreter, whose loop counters are ints
+            for r in range(n_loop):
+                stage = tl.load(state_i_ptr + (row0 + row_slot).to(tl.int64) * ST_I)
+                if stage != 0:
+                    for span in range(n_spans):
+                        round_span(row_slot, span, stage, x_ptr, stride_xb, stride_xv, V, row0, k_ptr, k_scalar,
+                                   p_ptr, p_scalar, k_mode, p_mode_arg, cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans,
+                                   ctr_ptr, state_i_ptr, state_f_ptr, lanes_ptr, SPAN, SPAN_CAP, BLOCK, UNROLL, NPM,
+                                   DTYPE, W, KEY_NEG_INF, MASS_ONLY, VALUE_LANES)
+                    tl.debug_barrier()  # every span's partials and gathered keys, for every thread of the update
+                    update_kernel(
+                        x_ptr, stride_xb, stride_xv, V, row0, k_ptr, k_scalar, p_ptr, p_scalar, k_mode,
+                        p_mode_arg, ties_all, cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr, state_i_ptr,
+                        state_f_ptr, tl.where(r == n_loop - 1, last, 0), thr_key_ptr, thr_bits_ptr, num_ties_ptr,
+                        count_ptr, hit_ptr, cut_idx_ptr, lanes_ptr, row_slot, N_SPANS_P2, SPAN_CAP, CB, REG_CAP,
+                        REG_SMALL, REG_MID, NP, NPM, MAX_ROUNDS, DTYPE, W, KEY_NEG_INF, MASS_ONLY, VALUE_LANES,
+                        FUSED_ROUNDS, RADIX,
+                    )
+                    tl.debug_barrier()  # the update's state, lanes and counters, for the next round's threads
     elif CHAIN:
         si0 = state_i_ptr + (row0 + slot).to(tl.int64) * ST_I
         t = tl.atomic_add(chain_ptr + slot, 1, sem="relaxed")
@@ -1641,8 +1647,8 @@ def round_kernel(
                     x_ptr, stride_xb, stride_xv, V, row0, k_ptr, k_scalar, p_ptr, p_scalar, k_mode,
                     p_mode_arg, ties_all, cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr, state_i_ptr,
                     state_f_ptr, tl.where(r == n_loop - 1, last, 0), thr_key_ptr, thr_bits_ptr, num_ties_ptr,
-                    count_ptr, hit_ptr, cut_idx_ptr, lanes_ptr, N_SPANS_P2, SPAN_CAP, CB, REG_CAP, REG_SMALL, REG_MID,
-                    NP, NPM, MAX_ROUNDS, DTYPE, W, KEY_NEG_INF, MASS_ONLY, VALUE_LANES, FUSED_ROUNDS, RADIX,
+                    count_ptr, hit_ptr, cut_idx_ptr, lanes_ptr, slot, N_SPANS_P2, SPAN_CAP, CB, REG_CAP, REG_SMALL,
+                    REG_MID, NP, NPM, MAX_ROUNDS, DTYPE, W, KEY_NEG_INF, MASS_ONLY, VALUE_LANES, FUSED_ROUNDS, RADIX,
                 )
                 tl.debug_barrier()  # every thread's state, lane and counter stores before the release
                 closed = (r == n_loop - 1) | (tl.load(si0, volatile=True) == 0)
@@ -1661,8 +1667,8 @@ def round_kernel(
                         x_ptr, stride_xb, stride_xv, V, row0, k_ptr, k_scalar, p_ptr, p_scalar, k_mode,
                         p_mode_arg, ties_all, cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr, state_i_ptr,
                         state_f_ptr, last, thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr,
-                        lanes_ptr, N_SPANS_P2, SPAN_CAP, CB, REG_CAP, REG_SMALL, REG_MID, NP, NPM, MAX_ROUNDS, DTYPE,
-                        W, KEY_NEG_INF, MASS_ONLY, VALUE_LANES, FUSED_ROUNDS, RADIX, REVERSE,
+                        lanes_ptr, slot, N_SPANS_P2, SPAN_CAP, CB, REG_CAP, REG_SMALL, REG_MID, NP, NPM, MAX_ROUNDS,
+                        DTYPE, W, KEY_NEG_INF, MASS_ONLY, VALUE_LANES, FUSED_ROUNDS, RADIX, REVERSE,
                     )
 
 
@@ -1672,7 +1678,7 @@ def update_kernel(
     x_ptr, stride_xb, stride_xv, V, row0,
     k_ptr, k_scalar, p_ptr, p_scalar, k_mode, p_mode_arg, ties_all,
     cand_ptr, rpart_i_ptr, rpart_f_ptr, n_spans, ctr_ptr, state_i_ptr, state_f_ptr, last,
-    thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr, lanes_ptr,
+    thr_key_ptr, thr_bits_ptr, num_ties_ptr, count_ptr, hit_ptr, cut_idx_ptr, lanes_ptr, row_slot,
     N_SPANS_P2: tl.constexpr, SPAN_CAP: tl.constexpr, CB: tl.constexpr, REG_CAP: tl.constexpr,
     REG_SMALL: tl.constexpr, REG_MID: tl.constexpr,
     NP: tl.constexpr, NPM: tl.constexpr, MAX_ROUNDS: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr,
@@ -1694,7 +1700,8 @@ def update_kernel(
     decides whether the next round gathers.  A single-key range settles in the
     round after it appears."""
     pdl_start(PDL)
-    slot = grid_cell(REVERSE)[0]  # also when a span or round program runs it (FOLD): its row slot
+    # the row's slot: given by a round program that runs the update (FOLD, ROW_MODE), else (-1) the grid's
+    slot = tl.where(row_slot >= 0, row_slot, grid_cell(REVERSE)[0])
     row = (row0 + slot).to(tl.int64)
     si = state_i_ptr + row * ST_I
     stage = tl.load(si + 0)

@@ -137,6 +137,11 @@ PDL = 2
 # +4.1 us, and a row that misses pays its spinning programs (B=1 truncation off 50.7 -> 55.0, B=16 110 -> 127).
 # So on by default only for one row with truncation (CHAIN_MAX_ROWS), where most rows hit; None = that rule
 CHAIN_ROUNDS = None
+# programs of a row-mode round launch (option row_programs; 0: one a row, the launch before session 30); None: two a
+# multiprocessor (row_programs_of).  A no-op round launch of one program a row cost about 8 us of graph time a wave
+# of 512 rows at B=1024 (row_loop's A/B: 294.7 -> 246.4 us for six launches fewer, docs/bench/h200-2026-12-01/
+# session16/ call A); not yet measured with fewer programs
+ROW_PROGRAMS: int | None = None
 CHAIN_MAX_ROWS = 1
 
 
@@ -196,6 +201,23 @@ def pdl_capable(dev: torch.device) -> bool:
     if dev.type != "cuda" or torch.version.hip is not None or _interpreted():
         return False
     return torch.cuda.get_device_capability(dev)[0] >= 9
+
+
+@functools.cache
+def _multiprocessors(index: int) -> int:
+    return torch.cuda.get_device_properties(index).multi_processor_count
+
+
+def row_programs_of(dev: torch.device) -> int:
+    """Default of the option ``row_programs``: two programs a multiprocessor (ROCm: a compute unit) of ``dev``,
+    as many as are resident at once under the searches' register cap of 128 (``ROW_PROGRAMS`` where it is set),
+    so that a wave of rows that all miss keeps the parallelism of a program a row; 2 on a CPU (the interpreter),
+    so that its programs take several rows."""
+    if ROW_PROGRAMS is not None:
+        return ROW_PROGRAMS
+    if dev.type != "cuda":
+        return 2
+    return 2 * _multiprocessors(dev.index if dev.index is not None else torch.cuda.current_device())
 
 
 def span_of(V: int, B: int, wide: bool, top_k_only: bool = False) -> tuple[int, int]:
@@ -380,6 +402,9 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         # the row-mode rounds of a wave in one launch: each program runs its row's rounds one after the other
         # (round_kernel n_loop), the same bits; a launch, not rounds, is what a wave of rows that hit pays
         row_loop = bool(opts.get("row_loop", ROW_LOOP))
+        # the row-mode rounds' programs: each takes the wave's rows g, g + G, ... (round_kernel ROW_MODE), so that a
+        # wave of rows that hit costs G programs, not one a row (0: one a row); the same bits
+        row_programs = int_option(opts, "row_programs", row_programs_of(dev), minimum=0)
         # the pick of a cut tie from the row by the last program of its row's tie counts (kernels.tie_count_kernel
         # FOLD), one launch for both; the same index
         fold_ties = bool(opts.get("fold_ties", FOLD_TIES))
@@ -513,12 +538,13 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                 n_loop = n_rounds - r if (row_mode and row_loop) or chain else 1
                 r += n_loop
                 last = int(r == n_rounds)
-                kernels.round_kernel[(rows, 1 if row_mode else n_spans * (n_loop if chain else 1))](
+                grid = (min(rows, row_programs or rows), 1) if row_mode else (rows, n_spans * (n_loop if chain else 1))
+                kernels.round_kernel[grid](
                     x, x.stride(0), x.stride(1), V, row0,
                     k_ptr, k_s, p_ptr, p_s, k_mode, p_mode,
                     cand, rpart_i, rpart_f, n_spans, ctr, state_i, state_f, lanes,
                     ticket, ties_all, last, thr_key, thr_bits, num_ties, count, hit, cut_idx, n_loop,
-                    chain_tk, chain_done,
+                    chain_tk, chain_done, rows,
                     SPAN=span, BLOCK=round_block, UNROLL=round_unroll, NPM=npm, MASS_ONLY=mass_lanes,
                     VALUE_LANES=value_lanes, FOLD=fold, ROW_MODE=row_mode, CHAIN=chain,
                     REVERSE=round_alternate and not (row_mode or chain) and (r - n_loop) % 2 == 0, **pdl_kw,
@@ -531,7 +557,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                     x, x.stride(0), x.stride(1), V, row0,
                     k_ptr, k_s, p_ptr, p_s, k_mode, p_mode, ties_all,
                     cand, rpart_i, rpart_f, n_spans, ctr, state_i, state_f, last,
-                    thr_key, thr_bits, num_ties, count, hit, cut_idx, lanes,
+                    thr_key, thr_bits, num_ties, count, hit, cut_idx, lanes, -1,
                     NPM=npm, MASS_ONLY=mass_lanes, VALUE_LANES=value_lanes, num_warps=search_warps, **search_regs,
                     **pdl_kw, **search_const, **common,
                 )
