@@ -143,26 +143,27 @@ KP_R = [{}, dict(row_rounds=True)]
 KP_R_CASES = [(d, t, B, 100, 0.9, KP_R) for d, t, B in (
     ("hllm", torch.float32, 1024), ("hgauss", torch.float32, 1024), ("hzipf", torch.float32, 1024),
     ("hllm", torch.bfloat16, 1024), ("hllm", torch.float32, 256), ("hgauss", torch.float32, 256))]
-# --set lanes (not run yet): a top-p row's first miss lanes from a sample of the row (option sample_lanes,
-# kernels.sample_taus; later rounds in value) against the default key lanes and value_lanes, on the harness's
+# --set lanes (session 31 call 2, on an H100, before sample_lanes became the default): a top-p row's first miss
+# lanes from a sample of the row (option sample_lanes, the default since, kernels.sample_taus; later rounds in
+# value) against the key lanes (sample_lanes=False) and value_lanes, on the harness's
 # generators; top-p 0.99 and the split path at B=1 / 16 too (benchmarks/miss_rounds.py counts the rounds); and
 # sample lanes with 8 lanes a round instead of 16 (miss_pivots=7: half the evaluating loop's compares and FMAs)
 SAMPLE8 = dict(sample_lanes=True, miss_pivots=7)
-LANES = [{}, dict(sample_lanes=True), SAMPLE8, dict(value_lanes=True)]
+LANES = [dict(sample_lanes=False), {}, SAMPLE8, dict(value_lanes=True, sample_lanes=False)]
 LANES_CASES = [(d, t, 1024, None, 0.9, LANES) for d in ("hgauss", "hzipf", "hllm")
                for t in (torch.float32, torch.bfloat16)] + [(d, torch.float32, B, None, p, LANES[:3]) for d, B, p in (
                    ("hgauss", 1024, 0.99), ("hzipf", 1024, 0.99), ("hgauss", 1, 0.9), ("hgauss", 16, 0.9),
                    ("hzipf", 1, 0.9))]
-# --set rowprog (not run yet): row-mode miss rounds in two programs a multiprocessor, each taking several rows
-# (option row_programs, the branch's default) against one program a row (row_programs=0, the launch before); the
+# --set rowprog (session 31 call 1, on an H100: level): row-mode miss rounds in 264 programs (two a multiprocessor
+# of an H100 or H200), each taking several rows (option row_programs), against one program a row (the default); the
 # top-k geometry above 16 rows, where every row-mode round launch of rows that hit is a no-op; truncation off makes
 # every row miss (the rounds' work, not their launch)
-ROWPROG = [{}, dict(row_programs=0)]
+ROWPROG = [dict(row_programs=264), {}]
 ROWPROG_CASES = [(d, t, B, 50, None, ROWPROG) for d in ("hllm", "hgauss", "hzipf") for t in (torch.float32,)
                  for B in (1024, 256)] + [
     ("hllm", torch.bfloat16, 1024, 50, None, ROWPROG), ("hllm", torch.float32, 64, 100, 0.9, ROWPROG),
     ("hllm", torch.float32, 64, 50, None, ROWPROG),
-    ("hllm", torch.float32, 1024, 50, None, [dict(truncation=False), dict(truncation=False, row_programs=0)])]
+    ("hllm", torch.float32, 1024, 50, None, [dict(truncation=False, row_programs=264), dict(truncation=False)])]
 SETS = {"geometry": CASES, "layout": LAYOUT_CASES, "topp": TOPP_CASES, "split": SPLIT_CASES, "batch": BATCH_CASES,
         "agg": AGG_CASES, "share": SHARE_CASES, "defer": DEFER_CASES, "kp": KP_CASES,
         "share_hi": SHARE_HI_CASES, "fold": FOLD_CASES, "occupancy": OCC_CASES,

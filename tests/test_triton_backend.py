@@ -271,7 +271,7 @@ def test_radix_topk_gives_the_pivot_search_bits(dtype, k, p, ties, mode, V):
     (torch.float32, 20, 0.6, "lowest_index", "rounds", dict(span_rounds_first=1, round_maxnreg=255)),
     (torch.float32, 20, 0.6, "all", "rounds", dict(row_loop=False)),
     (torch.float32, 25, None, "lowest_index", "row-fallback", dict(row_loop=False)),
-    (torch.float32, 20, 0.6, "lowest_index", "rounds", dict(row_programs=0)),
+    (torch.float32, 20, 0.6, "lowest_index", "rounds", dict(row_programs=2)),
     (torch.bfloat16, 25, None, "lowest_index", "tiny-slots", dict(row_programs=1)),
     (torch.float32, 25, None, "all", "row-fallback", dict(row_programs=3, row_loop=False))])
 def test_row_rounds_give_the_span_rounds_bits(dtype, k, p, ties, mode, extra):
@@ -281,8 +281,7 @@ def test_row_rounds_give_the_span_rounds_bits(dtype, k, p, ties, mode, extra):
     adversarial rows and bf16 duplicates, top-k, k+p and top-p, both tie rules; and with the first
     round over the span grid (span_rounds_first), and each row-mode round in a launch of its own
     (``row_loop=False``; by default one launch runs them all).  A row-mode program takes several rows
-    (``row_programs``: 2 under the interpreter by default, one a multiprocessor on a GPU; here also one a
-    row, one program for all and three)."""
+    (``row_programs``: one a row by default; here also two, one program for all and three)."""
     x = torch.cat([_adversarial_rows(dtype), _logits(11, 2, 600, dtype, ties=True)])
     base = MISS_OPTIONS[mode]
     ref = qrita.select(x, k, p, backend="triton", ties=ties, options=dict(base, row_rounds=False))

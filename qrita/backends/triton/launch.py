@@ -71,8 +71,12 @@ TWO_CUTS = True
 # 3591 -> 3054 us; top-p 0.5 Zipf 2003 -> 1292 us (its rows now hit), Gaussian 2508 -> 2042 us, LLM-like
 # 1524 -> 1526 us (docs/bench/h200-2026-12-01/session8/)
 TWO_CUT_SHARE = 32
-# default of the option sample_lanes (kernels.sample_taus): off until measured on a GPU
-SAMPLE_LANES = False
+# default of the option sample_lanes (kernels.sample_taus).  H100 A/B (84d1834, session 31 call 2, select, B=1024,
+# V=131072, CUDA-graph medians, default -> sample lanes, every differing answer checked against the oracle): top-p 0.9
+# Gaussian fp32 2704 -> 1878 us, bf16 2571 -> 1811, Zipf fp32 2535 -> 2415, bf16 2328 -> 2290; top-p 0.99 Gaussian
+# 2637 -> 1867, Zipf 2845 -> 2474; LLM-like (rows hit) 617.6 -> 616.1; B=16 Gaussian 179.3 -> 103.3, B=1 Gaussian
+# 96.7 -> 80.9, B=1 Zipf 82.6 -> 85.9 (docs/bench/h100-2026-12-05/session31/)
+SAMPLE_LANES = True
 LANE_SAMPLES = 1024  # entries of the strided sample that places a top-p row's first miss lanes
 # default of the option kp_softmax: a scalar top-k with a top-p computes the row's softmax partials
 # and keeps the top-p geometry (True), or skips them and takes the top-k geometry (False, run_select)
@@ -137,11 +141,12 @@ PDL = 2
 # +4.1 us, and a row that misses pays its spinning programs (B=1 truncation off 50.7 -> 55.0, B=16 110 -> 127).
 # So on by default only for one row with truncation (CHAIN_MAX_ROWS), where most rows hit; None = that rule
 CHAIN_ROUNDS = None
-# programs of a row-mode round launch (option row_programs; 0: one a row, the launch before session 30); None: two a
-# multiprocessor (row_programs_of).  A no-op round launch of one program a row cost about 8 us of graph time a wave
-# of 512 rows at B=1024 (row_loop's A/B: 294.7 -> 246.4 us for six launches fewer, docs/bench/h200-2026-12-01/
-# session16/ call A); not yet measured with fewer programs
-ROW_PROGRAMS: int | None = None
+# programs of a row-mode round launch (option row_programs; 0: one a row).  Fewer programs that take several rows
+# each were meant to cheapen the no-op round launch of a wave of rows that hit (about 8 us of graph time a wave of
+# 512 rows on the H200, row_loop's A/B, docs/bench/h200-2026-12-01/session16/ call A), but measured level on an H100
+# (84d1834, session 31 call 1, select, 264 programs -> one a row: top-k 50 B=1024 LLM-like 288.1 -> 289.1 us,
+# Gaussian 284.8 -> 285.3, Zipf 657.7 -> 651.3; B=256 88.7 -> 88.0; truncation off 1583.1 -> 1583.5): off
+ROW_PROGRAMS = 0
 CHAIN_MAX_ROWS = 1
 
 
@@ -201,23 +206,6 @@ def pdl_capable(dev: torch.device) -> bool:
     if dev.type != "cuda" or torch.version.hip is not None or _interpreted():
         return False
     return torch.cuda.get_device_capability(dev)[0] >= 9
-
-
-@functools.cache
-def _multiprocessors(index: int) -> int:
-    return torch.cuda.get_device_properties(index).multi_processor_count
-
-
-def row_programs_of(dev: torch.device) -> int:
-    """Default of the option ``row_programs``: two programs a multiprocessor (ROCm: a compute unit) of ``dev``,
-    as many as are resident at once under the searches' register cap of 128 (``ROW_PROGRAMS`` where it is set),
-    so that a wave of rows that all miss keeps the parallelism of a program a row; 2 on a CPU (the interpreter),
-    so that its programs take several rows."""
-    if ROW_PROGRAMS is not None:
-        return ROW_PROGRAMS
-    if dev.type != "cuda":
-        return 2
-    return 2 * _multiprocessors(dev.index if dev.index is not None else torch.cuda.current_device())
 
 
 def span_of(V: int, B: int, wide: bool, top_k_only: bool = False) -> tuple[int, int]:
@@ -404,7 +392,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         row_loop = bool(opts.get("row_loop", ROW_LOOP))
         # the row-mode rounds' programs: each takes the wave's rows g, g + G, ... (round_kernel ROW_MODE), so that a
         # wave of rows that hit costs G programs, not one a row (0: one a row); the same bits
-        row_programs = int_option(opts, "row_programs", row_programs_of(dev), minimum=0)
+        row_programs = int_option(opts, "row_programs", ROW_PROGRAMS, minimum=0)
         # the pick of a cut tie from the row by the last program of its row's tie counts (kernels.tie_count_kernel
         # FOLD), one launch for both; the same index
         fold_ties = bool(opts.get("fold_ties", FOLD_TIES))
