@@ -102,3 +102,18 @@ from qrita.bench.providers import _FLASHINFER_WARMUP as s; exec(s)" > /tmp/fi_wa
    echo "flashinfer warm-up rc=$? t=$((SECONDS - T0))" >> "$P") &
   FI=$!
 }
+
+# triton_gpu_suites LIMIT_S SMALL_K: the Triton GPU suites side by side (conformance at real shapes in three -k
+# processes, the backend's and the sampler's GPU tests, and the backend's small-shape tests selected by -k SMALL_K),
+# summarised into $OUT/suite.log
+triton_gpu_suites() {
+  run_suite backend triton "$1" -m gpu tests/test_triton_backend.py &
+  run_suite conf32 triton "$1" -m gpu -k "test_gpu_shapes and float32" tests/test_conformance.py &
+  run_suite conf16 triton "$1" -m gpu -k "test_gpu_shapes and not float32" tests/test_conformance.py &
+  run_suite confrest triton "$1" -m gpu -k "not test_gpu_shapes" tests/test_conformance.py &
+  run_suite sampling triton "$1" -m gpu tests/test_sampling.py &
+  run_suite small "" "$1" -m "not gpu" -k "$2" tests/test_triton_backend.py &
+  wait
+  echo "suite t=$((SECONDS - T0))" >> "$P"
+  summarize_suites backend conf32 conf16 confrest sampling small
+}

@@ -22,13 +22,5 @@ timeout 170 python3 benchmarks/sweep_triton.py --set rowprog --budget-s 150 --ou
 echo "rowprog rc=$? t=$((SECONDS - T0))" >> "$P"
 left=$((540 - (SECONDS - T0)))
 [ $left -lt 60 ] && left=60
-run_suite backend triton $left -m gpu tests/test_triton_backend.py &
-run_suite conf32 triton $left -m gpu -k "test_gpu_shapes and float32" tests/test_conformance.py &
-run_suite conf16 triton $left -m gpu -k "test_gpu_shapes and not float32" tests/test_conformance.py &
-run_suite confrest triton $left -m gpu -k "not test_gpu_shapes" tests/test_conformance.py &
-run_suite sampling triton $left -m gpu tests/test_sampling.py &
-run_suite rows "" $left -m "not gpu" -k "row_rounds or chain_rounds or schedule_options" tests/test_triton_backend.py &
-wait
-echo "suite t=$((SECONDS - T0))" >> "$P"
-summarize_suites backend conf32 conf16 confrest sampling rows
+triton_gpu_suites $left "row_rounds or chain_rounds or schedule_options"
 grep -v -i warning /tmp/rowprog.log | tail -30 >> "$P"
