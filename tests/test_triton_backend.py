@@ -191,13 +191,15 @@ def test_sample_lanes_answer_gaussian_top_p_rows_in_two_rounds(monkeypatch, dtyp
     monkeypatch.setattr(triton_launch, "kernels", view)
     x = make_logits("gaussian", 2, 32768, seed=3).to(device=DEVICE, dtype=dtype)
     open_after = {}
-    for lanes in (False, True):
+    for lanes in (False, True, None):  # None: the default, sample lanes for a top-p alone
         stages.clear()
-        sel = qrita.select(x, None, 0.9, backend="triton", options=dict(sample_lanes=lanes))
+        opts = {} if lanes is None else dict(sample_lanes=lanes)
+        sel = qrita.select(x, None, 0.9, backend="triton", options=opts)
         assert not sel.hit.any()
         _check(x, None, 0.9, "lowest_index", sel)
         open_after[lanes] = [int((s != 0).sum()) for s in stages]
     assert open_after[True][:2] == [2, 0], open_after
+    assert open_after[None] == open_after[True], open_after
     assert open_after[False][1] > 0, open_after
 
 

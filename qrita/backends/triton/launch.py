@@ -291,8 +291,11 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
     # estimate of the boundary (kernels.sample_taus); the later rounds take value lanes.  Counted on the
     # kernels (benchmarks/miss_rounds.py, interpreter, V=131072, fp32 and bf16): Gaussian top-p 0.9 and 0.99
     # rows are answered in round 2 (an evaluating round, then the gather) instead of round 4, Zipf top-p 0.99
-    # in round 2 instead of 3, Zipf top-p 0.9 in round 2 either way (a smaller gather)
-    sample_lanes = bool(opts.get("sample_lanes", SAMPLE_LANES)) and npm >= 4
+    # in round 2 instead of 3, Zipf top-p 0.9 in round 2 either way (a smaller gather).  By default for a top-p
+    # alone (the rows that take the sample lanes, and what the H100 A/B measured); with a top-k the rows' rounds
+    # would take value lanes, not measured there: the option turns it on for any request
+    sample_default = SAMPLE_LANES and req.p is not None and req.k is None
+    sample_lanes = bool(opts.get("sample_lanes", sample_default)) and npm >= 4
     value_lanes = value_lanes or sample_lanes
     # span-pass slot appends: one atomic per selected entry (0, the default; ptxas aggregates them per warp),
     # or per column of AGG entries (kernels.append_keys).  H200 (b1e6232): AGG=256 (one atomic per thread
