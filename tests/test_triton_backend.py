@@ -24,6 +24,7 @@ import qrita  # noqa: E402
 from qrita.backends.triton import kernels as triton_kernels  # noqa: E402
 from qrita.backends.triton import launch as triton_launch  # noqa: E402
 from qrita.core import rng as core_rng  # noqa: E402
+from qrita.core.keys import bits_of_values, keys_from_bits  # noqa: E402
 from qrita.reference import check_mask, check_selection  # noqa: E402
 
 gumbel_f32_of = triton_kernels.gumbel_f32_of  # a module global, so that the test kernel below can call it
@@ -445,6 +446,68 @@ def test_scalar_top_k_with_top_p_gives_the_softmax_paths_bits(monkeypatch):
                                                      backend="numpy").tolist()
 
 
+def _zipf_rows(seed: int, B: int, V: int):
+    """Zipf(1.1) log-probabilities, each row permuted (the harness's Zipf rows): a heavier upper tail than
+    the Gaussian model's, whose top-k cut keeps several times k candidates."""
+    rng = np.random.default_rng(seed)
+    base = (-1.1 * np.log(np.arange(1, V + 1))).astype(np.float32)
+    return np.stack([rng.permutation(base) for _ in range(B)])
+
+
+def _cut_candidates(x, k: int, sample_cut: int):
+    """Entries of each row of float32 ``x`` above the cut that ``cut_kernel`` gives a top-k ``k`` request."""
+    B, V = x.shape
+    topk_lut, topp_lut = triton_launch._luts(str(x.device))
+    cut = torch.zeros((B, 2), dtype=torch.int64, device=x.device)
+    triton_kernels.cut_kernel[(B,)](
+        x, x.stride(0), x.stride(1), V, 0, x, k, x, 1.0, 1, 0, topk_lut, topp_lut, cut, V,
+        DTYPE=triton_launch.DTYPE_CODE["float32"], W=32, SAMPLE=triton_launch.SAMPLE_SIZE,
+        LUT_STEPS=triton_launch.TOPK_LUT_STEPS_PER_OCTAVE, TOPK_LUT_N=triton_launch.TOPK_DELTA.size,
+        TOPP_LUT_N=triton_launch.TOPP_DELTA.size, TWO_CUTS=0, SAMPLE_CUT=sample_cut, num_warps=4)
+    keys = keys_from_bits(bits_of_values(x.cpu().numpy(), "float32"), "float32").astype(np.int64)
+    return (keys > cut[:, :1].cpu().numpy()).sum(axis=1)
+
+
+def test_sample_cut_bounds_heavy_tailed_rows_candidates():
+    """The sample cut (kernels.sample_cut_key) takes a Zipf row's top-k 50 candidates from about 14 k (the
+    Gaussian cut) to about 6 k, never below k: counted on cut_kernel's cut, 8 rows of 32768."""
+    x = torch.from_numpy(_zipf_rows(5, 8, 32768)).to(DEVICE)
+    gauss, both = _cut_candidates(x, 50, 0), _cut_candidates(x, 50, 1024)
+    assert (both <= gauss).all() and (both >= 50).all(), (gauss, both)
+    assert both.mean() < 0.6 * gauss.mean(), (gauss, both)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_sample_cut_gives_the_same_bits(dtype):
+    """``select`` and masking with the sample cut (cut_kernel, forced by ``cut_pass``) give the bits without
+    it, and the oracle's answer, on rows where it raises the cut (Zipf), where the Gaussian cut is higher,
+    on ties, an all -inf row, per-row k, and a row built against it: the entries the stride-8 sample reads
+    are the row's largest, so its order statistic lies above the row's k-th value and the row misses."""
+    V, S = 4096, 512
+    rng = np.random.default_rng(17)
+    x = np.concatenate([_zipf_rows(3, 3, V), rng.standard_normal((4, V)).astype(np.float32)])
+    x[4] = np.sort(x[4])  # ascending
+    x[5] = np.round(x[5] * 2)  # ties
+    x[6] = rng.standard_normal(V) - 10.0
+    x[6, ::V // S] = 100.0 + np.arange(S, dtype=np.float32)  # the sample reads the row's 512 largest
+    x = np.concatenate([x, np.full((1, V), -np.inf, np.float32)])
+    xt = torch.from_numpy(x).to(device=DEVICE, dtype=dtype)
+    k = torch.tensor([50, 20, 5, 50, 50, 30, 50, 50], device=DEVICE)
+    got = {}
+    for sample_cut in (0, S):
+        opts = dict(span=1024, span_cap=256, cut_pass=True, sample_cut=sample_cut)
+        sel = qrita.select(xt, k, None, backend="triton", options=opts)
+        _check(xt, k, None, "lowest_index", sel)
+        masked = qrita.top_k_top_p(xt, k, 0.9, backend="triton", options=opts, mask_value=-7.0)
+        got[sample_cut] = (sel, masked)
+    for name in ("threshold", "num_ties", "count"):
+        assert torch.equal(getattr(got[0][0], name), getattr(got[S][0], name)), name
+    assert torch.equal(got[0][1].view(torch.int16 if dtype == torch.bfloat16 else torch.int32),
+                       got[S][1].view(torch.int16 if dtype == torch.bfloat16 else torch.int32))
+    assert got[0][0].hit[6] and not got[S][0].hit[6]  # the adversarial row: a miss, still exact
+    assert got[S][0].hit[:3].all()
+
+
 @pytest.mark.parametrize("two_cuts", [False, True], ids=["one-cut", "two-cuts"])
 def test_one_row_waves_give_one_waves_bits(two_cuts, monkeypatch):
     """Rows are processed in waves that reuse the scratch (slot, counters, partials).  With one row
@@ -488,7 +551,7 @@ def test_one_row_waves_give_one_waves_bits(two_cuts, monkeypatch):
     ("name", "value"),
     [("span", 300), ("span_cap", 0), ("span_block", 96), ("span_warps", 3), ("num_pivots", 0), ("miss_rounds", -1),
      ("reg_cap", True), ("round_warps", 2.0), ("round_unroll", 3), ("span_layout", "wide"), ("two_cut_share", 3),
-     ("append_agg", 96), ("search_maxnreg", 100)],
+     ("append_agg", 96), ("search_maxnreg", 100), ("sample_cut", 300), ("sample_cut", True)],
 )
 def test_bad_options_name_the_option(name, value):
     x = _logits(6, 2, 300, torch.float32)

@@ -209,11 +209,47 @@ def topk_delta(lut_ptr, n_eff, k, LUT_STEPS: tl.constexpr, TOPK_LUT_N: tl.conste
 
 
 @triton.jit
+def sample_cut_key(x_row, stride_xv, V, kk, DTYPE: tl.constexpr, W: tl.constexpr, S: tl.constexpr):
+    """A cut key for the top ``kk`` (float32, >= 1) entries of a row from ``S`` entries a stride ``V // S``
+    apart: the key just below the sample's ``n``-th largest value, so that the candidates are the entries
+    ``>=`` it (0, no cut, when the sample cannot place it: ``V < S``, ``n > S`` or that value not finite).
+
+    If the sampled entries are a random draw, the number of them among the row's ``kk - 1`` largest is
+    about Poisson with mean ``lam = (kk - 1) S / V``; the row keeps fewer than ``kk`` candidates only if
+    ``n`` or more are, so ``n`` is the smallest count with ``P(Poisson(lam) >= n) < 1e-5`` (a normal bound
+    above ``lam = 16``).  Top-k 50 of 131072 with ``S = 2048``: ``n = 8``, about ``n V / S = 512``
+    candidates expected on any distribution.  A row where it fails misses: slower, never wrong."""
+    offs = tl.arange(0, S)
+    pos = offs.to(tl.int64) * tl.maximum(V // S, 1)
+    raw = tl.load(x_row + pos * stride_xv, mask=pos < V, other=float("-inf"))
+    xs = upcast(raw, DTYPE)
+    xs = tl.where(xs == xs, xs, float("-inf"))  # NaN: never a candidate
+    lam = (kk - 1.0) * (S / tl.cast(V, tl.float32))
+    term = tl.exp(-lam)  # P(Poisson(lam) = n - 1), summed into cdf = P(Poisson(lam) < n)
+    cdf = term
+    n = tl.full((), 1, tl.int32)
+    for i in tl.static_range(1, 48):
+        more = (1.0 - cdf) >= 1e-5
+        term = tl.where(more, term * (lam / i), term)
+        cdf = tl.where(more, cdf + term, cdf)
+        n += more.to(tl.int32)
+    n = tl.where(lam > 16.0, tl.ceil(lam + 4.5 * tl.sqrt(lam) + 3.0).to(tl.int32), n)
+    t = tl.max(tl.where(offs == n - 1, tl.sort(xs, descending=True), float("-inf")), axis=0)
+    ok = (V >= S) & (n <= S) & (tl.abs(t) < float("inf"))
+    return tl.where(ok, key_of_value(tl.where(ok, t, 0.0), DTYPE, W).to(tl.int64) - 1, 0)
+
+
+@triton.jit
 def row_cut_key(x_row, stride_xv, V, k_active, k, p_mode, p, topk_lut_ptr, topp_lut_ptr,
                 DTYPE: tl.constexpr, W: tl.constexpr, SAMPLE: tl.constexpr, LUT_STEPS: tl.constexpr,
-                TOPK_LUT_N: tl.constexpr, TOPP_LUT_N: tl.constexpr, rowcap=0, TWO_CUTS: tl.constexpr = 0):
+                TOPK_LUT_N: tl.constexpr, TOPP_LUT_N: tl.constexpr, rowcap=0, TWO_CUTS: tl.constexpr = 0,
+                SAMPLE_CUT: tl.constexpr = 0):
     """Keys of the sigma-truncation cuts (0 = no usable cut: every keepable entry is a candidate):
     (gathering cut, low cut).
+
+    ``SAMPLE_CUT`` (a power of two, 0 = off; option ``sample_cut``): a top-k row's cut is at least an
+    order statistic of a strided sample of ``SAMPLE_CUT`` entries (:func:`sample_cut_key`), which
+    bounds the candidates of rows whose upper tail is heavier than the Gaussian model's.
 
     Without ``TWO_CUTS`` (0) both are the cut ``t``.  With it, a top-p row whose model
     predicts more than its slot of ``rowcap`` keys above ``t`` (``t`` below the
@@ -242,6 +278,9 @@ def row_cut_key(x_row, stride_xv, V, k_active, k, p_mode, p, topk_lut_ptr, topp_
     t = mu + delta * sigma
     usable = (n >= 2.0) & (k_active | (p_mode == 2))
     key = cut_key_of(t, usable, DTYPE, W)
+    if SAMPLE_CUT:
+        if k_active:  # a top-k row (a top-p row alone keeps its model's cut)
+            key = tl.maximum(key, sample_cut_key(x_row, stride_xv, V, kk, DTYPE, W, SAMPLE_CUT))
     gkey = key
     if TWO_CUTS:
         # the finite entries the sample predicts, and the top-k cuts for rowcap and rowcap // TWO_CUTS of them
@@ -420,15 +459,18 @@ def cut_kernel(
     SAMPLE: tl.constexpr, LUT_STEPS: tl.constexpr, TOPK_LUT_N: tl.constexpr, TOPP_LUT_N: tl.constexpr,
     TWO_CUTS: tl.constexpr = 0,
     PDL: tl.constexpr = 0,
+    SAMPLE_CUT: tl.constexpr = 0,
 ):
     """The sigma-truncation cuts of each row of a wave, once per row (grid (rows,)), for the span pass:
-    ``cut[slot] = (gathering cut, low cut)`` (:func:`row_cut_key`)."""
+    ``cut[slot] = (gathering cut, low cut)`` (:func:`row_cut_key`; ``SAMPLE_CUT``: a top-k row's cut is
+    raised to a strided sample's order statistic where that is higher, :func:`sample_cut_key`)."""
     pdl_start(PDL)
     slot = tl.program_id(0)
     row = (row0 + slot).to(tl.int64)
     k_active, k, row_p_mode, p = row_params(row, k_ptr, k_scalar, p_ptr, p_scalar, V, k_mode, p_mode)
     cut, low = row_cut_key(x_ptr + row * stride_xb, stride_xv, V, k_active, k, row_p_mode, p, topk_lut_ptr,
-                           topp_lut_ptr, DTYPE, W, SAMPLE, LUT_STEPS, TOPK_LUT_N, TOPP_LUT_N, rowcap, TWO_CUTS)
+                           topp_lut_ptr, DTYPE, W, SAMPLE, LUT_STEPS, TOPK_LUT_N, TOPP_LUT_N, rowcap, TWO_CUTS,
+                           SAMPLE_CUT)
     tl.store(cut_ptr + slot * 2, cut)
     tl.store(cut_ptr + slot * 2 + 1, low)
 

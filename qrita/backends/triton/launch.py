@@ -78,6 +78,13 @@ TWO_CUT_SHARE = 32
 # 96.7 -> 80.9, B=1 Zipf 82.6 -> 85.9 (docs/bench/h100-2026-12-05/session31/)
 SAMPLE_LANES = True
 LANE_SAMPLES = 1024  # entries of the strided sample that places a top-p row's first miss lanes
+# default of the option sample_cut (prepared, not run on a GPU; entries of the sample, a power of two, 0 = off): above
+# CUT_PASS_MIN_ROWS rows (cut_kernel), a top-k row's cut is raised to the order statistic of a strided sample that
+# leaves fewer than k candidates with probability below 1e-5 (kernels.sample_cut_key), where that is higher than
+# the Gaussian cut: about 512 candidates for top-k 50 of 131072 on any distribution.  For Zipf rows, whose Gaussian
+# cut keeps about 1600-2800 candidates for k=50 (the span pass bound by its slot appends, docs/triton.md)
+SAMPLE_CUT = 2048
+SAMPLE_CUT_CHOICES = (0, 512, 1024, 2048, 4096)
 # default of the option kp_softmax: a scalar top-k with a top-p computes the row's softmax partials
 # and keeps the top-p geometry (True), or skips them and takes the top-k geometry (False, run_select)
 KP_SOFTMAX = False
@@ -296,6 +303,9 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
     # would take value lanes, not measured there: the option turns it on for any request
     sample_default = SAMPLE_LANES and req.p is not None and req.k is None
     sample_lanes = bool(opts.get("sample_lanes", sample_default)) and npm >= 4
+    # a top-k row's cut no lower than a strided sample's order statistic (kernels.sample_cut_key; cut_kernel only)
+    sample_cut = int_option(opts, "sample_cut", SAMPLE_CUT, choices=SAMPLE_CUT_CHOICES)
+    sample_cut = sample_cut if req.k is not None and truncation else 0
     value_lanes = value_lanes or sample_lanes
     # span-pass slot appends: one atomic per selected entry (0, the default; ptxas aggregates them per warp),
     # or per column of AGG entries (kernels.append_keys).  H200 (b1e6232): AGG=256 (one atomic per thread
@@ -492,7 +502,8 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                     x, x.stride(0), x.stride(1), V, row0, k_ptr, k_s, p_ptr, p_s, k_mode, p_mode,
                     topk_lut, topp_lut, cut, n_spans * span_cap, SAMPLE=SAMPLE_SIZE,
                     LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE, TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size,
-                    TWO_CUTS=two_cut_share if two_cuts else 0, **pdl_kw, num_warps=4, **common,
+                    TWO_CUTS=two_cut_share if two_cuts else 0, SAMPLE_CUT=sample_cut,
+                    **pdl_kw, num_warps=4, **common,
                 )
             kernels.span_kernel[(rows, n_spans)](
                 x, x.stride(0), x.stride(1), V, row0,

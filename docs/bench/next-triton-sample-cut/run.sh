@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# next/triton-sample-cut on the GPU, one device call of at most about 9.5 minutes, after
+#   git switch -c try/triton-sample-cut main && git am docs/bench/prepared/triton-sample-cut/*.patch
+#   bash docs/bench/next-triton-sample-cut/run.sh "$(git rev-parse HEAD)"   # the SHA from the local machine
+# 1. On a quiet GPU, the A/B (benchmarks/sweep_triton.py --set samplecut, CUDA-graph medians of select; an answer
+#    that differs from the default's is checked against the oracle): the branch's default (a top-k row's cut no
+#    lower than a 2048-entry strided sample's order statistic) against the Gaussian cut alone (sample_cut=0, main)
+#    and samples of 1024 and 4096; top-k 50 and k100+p0.9 on Zipf rows (fp32, bf16; B=1024, 256), Gaussian and
+#    LLM-like rows (fp32, B=1024: level expected);
+# 2. side by side, the Triton GPU suites with the sample cut on (the branch's default).
+# Merge only if every suite passes and the A/B is faster on Zipf rows and level elsewhere.
+set -u
+. benchmarks/device_lib.sh
+device_start "${1:?commit SHA}" "(triton-sample-cut)"
+timeout 170 python3 benchmarks/sweep_triton.py --set samplecut --budget-s 150 --out "$OUT/samplecut.json" \
+  > /tmp/samplecut.log 2>&1
+echo "samplecut rc=$? t=$((SECONDS - T0))" >> "$P"
+left=$((550 - (SECONDS - T0)))
+[ $left -lt 60 ] && left=60
+triton_gpu_suites $left "sample_cut or cut_pass or waves"
+grep -v -i warning /tmp/samplecut.log | tail -40 >> "$P"
