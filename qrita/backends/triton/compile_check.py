@@ -141,7 +141,7 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
     cut_const = dict(DTYPE=code, W=kc.width, SAMPLE=SAMPLE_SIZE, LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE,
                      TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size)
     for two_cuts in (False, True):
-        for sample_cut in (0, launch.SAMPLE_CUT or 2048):  # option sample_cut (a request with a top-k)
+        for sample_cut in (0, launch.SAMPLE_CUT or 1024):  # option sample_cut (a request with a top-k)
             name = f"cut_kernel[{dtype}" + (", two_cuts" if two_cuts else "") + (", sample_cut]" if sample_cut else "]")
             share = launch.TWO_CUT_SHARE if two_cuts else 0
             yield name, _source(kernels.cut_kernel, cut_args, dict(cut_const, TWO_CUTS=share, SAMPLE_CUT=sample_cut)), 4

@@ -78,12 +78,16 @@ TWO_CUT_SHARE = 32
 # 96.7 -> 80.9, B=1 Zipf 82.6 -> 85.9 (docs/bench/h100-2026-12-05/session31/)
 SAMPLE_LANES = True
 LANE_SAMPLES = 1024  # entries of the strided sample that places a top-p row's first miss lanes
-# default of the option sample_cut (prepared, not run on a GPU; entries of the sample, a power of two, 0 = off): above
+# default of the option sample_cut (prepared: A/B on an H100, suites not yet run; entries of the sample, 0 = off): above
 # CUT_PASS_MIN_ROWS rows (cut_kernel), a top-k row's cut is raised to the order statistic of a strided sample that
 # leaves fewer than k candidates with probability below 1e-5 (kernels.sample_cut_key), where that is higher than
-# the Gaussian cut: about 512 candidates for top-k 50 of 131072 on any distribution.  For Zipf rows, whose Gaussian
-# cut keeps about 1600-2800 candidates for k=50 (the span pass bound by its slot appends, docs/triton.md)
-SAMPLE_CUT = 2048
+# the Gaussian cut: about 700 candidates for top-k 50 of 131072 on any distribution, against 1600-2800 for a Zipf
+# row's Gaussian cut.  H100 A/B (session 32, select, V=131072, CUDA-graph medians, the same bits; the order statistic
+# then taken by a bitonic sort, since replaced by n max-extractions): Zipf top-k 50 B=1024 fp32 651.3 -> 517.6 us,
+# bf16 624.5 -> 491.5, k100+p0.9 885.7 -> 663.3, bf16 792.0 -> 629.0; B=256 top-k 50 305.1 -> 195.5, k100+p0.9
+# 364.2 -> 250.3.  Samples of 2048 and 4096 entries were slower with the sort (Zipf top-k 50 B=1024 776.9 and
+# 1017.4 us; Gaussian 277.3 -> 692.3 with 2048); Gaussian and LLM-like rows with 1024 not yet measured
+SAMPLE_CUT = 1024
 SAMPLE_CUT_CHOICES = (0, 512, 1024, 2048, 4096)
 # default of the option kp_softmax: a scalar top-k with a top-p computes the row's softmax partials
 # and keeps the top-p geometry (True), or skips them and takes the top-k geometry (False, run_select)
