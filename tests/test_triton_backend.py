@@ -454,26 +454,34 @@ def _zipf_rows(seed: int, B: int, V: int):
     return np.stack([rng.permutation(base) for _ in range(B)])
 
 
-def _cut_candidates(x, k: int, sample_cut: int):
-    """Entries of each row of float32 ``x`` above the cut that ``cut_kernel`` gives a top-k ``k`` request."""
+def _cut_candidates(x, k: int, sample_cut: int, p: float | None = None, rowcap: int = 0):
+    """Entries of each row of float32 ``x`` above the (gathering) cut that ``cut_kernel`` gives a top-k ``k``
+    request, or a top-p ``p`` request with two cuts and a slot of ``rowcap`` keys."""
     B, V = x.shape
     topk_lut, topp_lut = triton_launch._luts(str(x.device))
     cut = torch.zeros((B, 2), dtype=torch.int64, device=x.device)
+    modes = (1, 0) if p is None else (0, 1)
     triton_kernels.cut_kernel[(B,)](
-        x, x.stride(0), x.stride(1), V, 0, x, k, x, 1.0, 1, 0, topk_lut, topp_lut, cut, V,
-        DTYPE=triton_launch.DTYPE_CODE["float32"], W=32, SAMPLE=triton_launch.SAMPLE_SIZE,
+        x, x.stride(0), x.stride(1), V, 0, x, k, x, 1.0 if p is None else p, *modes, topk_lut, topp_lut, cut,
+        rowcap or V, DTYPE=triton_launch.DTYPE_CODE["float32"], W=32, SAMPLE=triton_launch.SAMPLE_SIZE,
         LUT_STEPS=triton_launch.TOPK_LUT_STEPS_PER_OCTAVE, TOPK_LUT_N=triton_launch.TOPK_DELTA.size,
-        TOPP_LUT_N=triton_launch.TOPP_DELTA.size, TWO_CUTS=0, SAMPLE_CUT=sample_cut, num_warps=4)
+        TOPP_LUT_N=triton_launch.TOPP_DELTA.size, TWO_CUTS=0 if p is None else triton_launch.TWO_CUT_SHARE,
+        SAMPLE_CUT=sample_cut, num_warps=4)
     keys = keys_from_bits(bits_of_values(x.cpu().numpy(), "float32"), "float32").astype(np.int64)
     return (keys > cut[:, :1].cpu().numpy()).sum(axis=1)
 
 
 def test_sample_cut_bounds_heavy_tailed_rows_candidates():
     """The sample cut (kernels.sample_cut_key) takes a Zipf row's top-k 50 candidates from about 14 k (the
-    Gaussian cut) to about 6 k, never below k: counted on cut_kernel's cut, 8 rows of 32768."""
+    Gaussian cut) to about 6 k, never below k, and a top-p row's gathering cut (two cuts, a slot of 2048 keys:
+    the cut for 64 of them) from about 900 keys to about 380, never below 64: counted on cut_kernel's cut, 8
+    rows of 32768."""
     x = torch.from_numpy(_zipf_rows(5, 8, 32768)).to(DEVICE)
     gauss, both = _cut_candidates(x, 50, 0), _cut_candidates(x, 50, 1024)
     assert (both <= gauss).all() and (both >= 50).all(), (gauss, both)
+    assert both.mean() < 0.6 * gauss.mean(), (gauss, both)
+    gauss, both = _cut_candidates(x, 0, 0, p=0.9, rowcap=2048), _cut_candidates(x, 0, 1024, p=0.9, rowcap=2048)
+    assert (both <= gauss).all() and (both >= 2048 // triton_launch.TWO_CUT_SHARE).all(), (gauss, both)
     assert both.mean() < 0.6 * gauss.mean(), (gauss, both)
 
 
@@ -506,6 +514,12 @@ def test_sample_cut_gives_the_same_bits(dtype):
                        got[S][1].view(torch.int16 if dtype == torch.bfloat16 else torch.int32))
     assert got[0][0].hit[6] and not got[S][0].hit[6]  # the adversarial row: a miss, still exact
     assert got[S][0].hit[:3].all()
+    # a top-p alone: the sample raises the second (gathering) cut of the Zipf rows; the answer is the oracle's
+    # either way (top-p bits may differ inside SPEC's window when a row's path changes)
+    p = torch.tensor([0.9, 0.5, 0.99, 0.9, 0.9, 0.8, 0.9, 0.9], device=DEVICE)
+    for sample_cut in (0, S):
+        opts = dict(span=1024, span_cap=256, cut_pass=True, sample_cut=sample_cut)
+        _check(xt, None, p, "lowest_index", qrita.select(xt, None, p, backend="triton", options=opts))
 
 
 @pytest.mark.parametrize("two_cuts", [False, True], ids=["one-cut", "two-cuts"])

@@ -256,9 +256,10 @@ def row_cut_key(x_row, stride_xv, V, k_active, k, p_mode, p, topk_lut_ptr, topp_
     """Keys of the sigma-truncation cuts (0 = no usable cut: every keepable entry is a candidate):
     (gathering cut, low cut).
 
-    ``SAMPLE_CUT`` (a power of two, 0 = off; option ``sample_cut``): a top-k row's cut is at least an
-    order statistic of a strided sample of ``SAMPLE_CUT`` entries (:func:`sample_cut_key`), which
-    bounds the candidates of rows whose upper tail is heavier than the Gaussian model's.
+    ``SAMPLE_CUT`` (a power of two, 0 = off; option ``sample_cut``): a top-k row's cut, and a top-p
+    row's second (gathering) cut, are at least an order statistic of a strided sample of ``SAMPLE_CUT``
+    entries (:func:`sample_cut_key`), which bounds the candidates of rows whose upper tail is heavier than
+    the Gaussian model's.
 
     Without ``TWO_CUTS`` (0) both are the cut ``t``.  With it, a top-p row whose model
     predicts more than its slot of ``rowcap`` keys above ``t`` (``t`` below the
@@ -299,6 +300,10 @@ def row_cut_key(x_row, stride_xv, V, k_active, k, p_mode, p, topk_lut_ptr, topp_
         t2 = mu + topk_delta(topk_lut_ptr, n_eff, cap * (1.0 / TWO_CUTS), LUT_STEPS, TOPK_LUT_N) * sigma
         switch = (k_active == 0) & (p_mode == 2) & (n_eff > cap) & (t < t_cap) & (t2 > t)
         key2 = cut_key_of(t2, usable, DTYPE, W)
+        if SAMPLE_CUT:
+            if switch:  # the gathering cut, like a top-k cut, no lower than the sample's for its count
+                key2 = tl.maximum(key2, sample_cut_key(x_row, stride_xv, V, cap * (1.0 / TWO_CUTS), DTYPE, W,
+                                                       SAMPLE_CUT))
         gkey = tl.where(switch & (key2 > key), key2, key)
     return gkey, key
 

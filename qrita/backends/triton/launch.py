@@ -82,7 +82,8 @@ LANE_SAMPLES = 1024  # entries of the strided sample that places a top-p row's f
 # CUT_PASS_MIN_ROWS rows (cut_kernel), a top-k row's cut is raised to the order statistic of a strided sample that
 # leaves fewer than k candidates with probability below 1e-5 (kernels.sample_cut_key), where that is higher than
 # the Gaussian cut: about 700 candidates for top-k 50 of 131072 on any distribution, against 1600-2800 for a Zipf
-# row's Gaussian cut.  H100 A/B (session 32, select, V=131072, CUDA-graph medians, the same bits; the order statistic
+# row's Gaussian cut; a top-p row's second (gathering) cut likewise (Zipf top-p 0.9: about 1700 keys instead of
+# 3800, interpreter; not measured on a GPU).  H100 A/B (session 32, select, V=131072, CUDA-graph medians, the same bits; the order statistic
 # then taken by a bitonic sort, since replaced by n max-extractions): Zipf top-k 50 B=1024 fp32 651.3 -> 517.6 us,
 # bf16 624.5 -> 491.5, k100+p0.9 885.7 -> 663.3, bf16 792.0 -> 629.0; B=256 top-k 50 305.1 -> 195.5, k100+p0.9
 # 364.2 -> 250.3.  Samples of 2048 and 4096 entries were slower with the sort (Zipf top-k 50 B=1024 776.9 and
@@ -309,7 +310,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
     sample_lanes = bool(opts.get("sample_lanes", sample_default)) and npm >= 4
     # a top-k row's cut no lower than a strided sample's order statistic (kernels.sample_cut_key; cut_kernel only)
     sample_cut = int_option(opts, "sample_cut", SAMPLE_CUT, choices=SAMPLE_CUT_CHOICES)
-    sample_cut = sample_cut if req.k is not None and truncation else 0
+    sample_cut = sample_cut if (req.k is not None or two_cuts_opt) and truncation else 0
     value_lanes = value_lanes or sample_lanes
     # span-pass slot appends: one atomic per selected entry (0, the default; ptxas aggregates them per warp),
     # or per column of AGG entries (kernels.append_keys).  H200 (b1e6232): AGG=256 (one atomic per thread
