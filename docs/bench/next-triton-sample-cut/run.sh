@@ -13,10 +13,4 @@
 set -u
 . benchmarks/device_lib.sh
 device_start "${1:?commit SHA}" "(triton-sample-cut)"
-timeout 170 python3 benchmarks/sweep_triton.py --set samplecut --budget-s 150 --out "$OUT/samplecut.json" \
-  > /tmp/samplecut.log 2>&1
-echo "samplecut rc=$? t=$((SECONDS - T0))" >> "$P"
-left=$((550 - (SECONDS - T0)))
-[ $left -lt 60 ] && left=60
-triton_gpu_suites $left "sample_cut or cut_pass or waves"
-grep -v -i warning /tmp/samplecut.log | tail -40 >> "$P"
+triton_ab_suites samplecut 550 "sample_cut or cut_pass or waves"
