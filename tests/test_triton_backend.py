@@ -489,7 +489,7 @@ def test_sample_cut_bounds_heavy_tailed_rows_candidates():
 def test_sample_cut_gives_the_same_bits(dtype):
     """``select`` and masking with the sample cut (cut_kernel, forced by ``cut_pass``) give the bits without
     it, and the oracle's answer, on rows where it raises the cut (Zipf), where the Gaussian cut is higher,
-    on ties, an all -inf row, per-row k, and a row built against it: the entries the stride-8 sample reads
+    on ties, an all -inf row, per-row k, and a row built against it: the entries the sample reads
     are the row's largest, so its order statistic lies above the row's k-th value and the row misses."""
     V, S = 4096, 512
     rng = np.random.default_rng(17)
@@ -497,7 +497,8 @@ def test_sample_cut_gives_the_same_bits(dtype):
     x[4] = np.sort(x[4])  # ascending
     x[5] = np.round(x[5] * 2)  # ties
     x[6] = rng.standard_normal(V) - 10.0
-    x[6, ::V // S] = 100.0 + np.arange(S, dtype=np.float32)  # the sample reads the row's 512 largest
+    sampled = np.arange(S) // 32 * (V // (S // 32)) + np.arange(S) % 32  # kernels.sample_cut_key's runs
+    x[6, sampled] = 100.0 + np.arange(S, dtype=np.float32)  # the sample reads the row's 512 largest
     x = np.concatenate([x, np.full((1, V), -np.inf, np.float32)])
     xt = torch.from_numpy(x).to(device=DEVICE, dtype=dtype)
     k = torch.tensor([50, 20, 5, 50, 50, 30, 50, 50], device=DEVICE)

@@ -78,16 +78,15 @@ TWO_CUT_SHARE = 32
 # 96.7 -> 80.9, B=1 Zipf 82.6 -> 85.9 (docs/bench/h100-2026-12-05/session31/)
 SAMPLE_LANES = True
 LANE_SAMPLES = 1024  # entries of the strided sample that places a top-p row's first miss lanes
-# default of the option sample_cut (prepared: A/B on an H100, suites not yet run; entries of the sample, 0 = off): above
-# CUT_PASS_MIN_ROWS rows (cut_kernel), a top-k row's cut is raised to the order statistic of a strided sample that
+# default of the option sample_cut (entries of the sample, 0 = off): above CUT_PASS_MIN_ROWS rows (cut_kernel), a
+# top-k row's cut is raised to the order statistic of a sample (runs of 32 neighbours spread over the row) that
 # leaves fewer than k candidates with probability below 1e-5 (kernels.sample_cut_key), where that is higher than
 # the Gaussian cut: about 700 candidates for top-k 50 of 131072 on any distribution, against 1600-2800 for a Zipf
 # row's Gaussian cut; a top-p row's second (gathering) cut likewise (Zipf top-p 0.9: about 1700 keys instead of
-# 3800, interpreter; not measured on a GPU).  H100 A/B (session 32, select, V=131072, CUDA-graph medians, the same bits; the order statistic
-# then taken by a bitonic sort, since replaced by n max-extractions): Zipf top-k 50 B=1024 fp32 651.3 -> 517.6 us,
-# bf16 624.5 -> 491.5, k100+p0.9 885.7 -> 663.3, bf16 792.0 -> 629.0; B=256 top-k 50 305.1 -> 195.5, k100+p0.9
-# 364.2 -> 250.3.  Samples of 2048 and 4096 entries were slower with the sort (Zipf top-k 50 B=1024 776.9 and
-# 1017.4 us; Gaussian 277.3 -> 692.3 with 2048); Gaussian and LLM-like rows with 1024 not yet measured
+# 3800, interpreter).  H100 A/B, session 33 (select, V=131072, B=1024 fp32, CUDA-graph medians, the same bits),
+# with single entries V // 1024 apart: Zipf top-k 50 645.3 -> 472.2 us, top-p 0.9 2412.9 -> 2101.6, top-p 0.5
+# 1260.6 -> 880.4, k100+p0.9 880.5 -> 640.1, bf16 top-k 50 620.9 -> 463.6; but Gaussian and LLM-like top-k 50
+# 285.1 -> 326.8 and 288.2 -> 329.3 (the scattered sample's sectors), hence the runs of 32
 SAMPLE_CUT = 1024
 SAMPLE_CUT_CHOICES = (0, 512, 1024, 2048, 4096)
 # default of the option kp_softmax: a scalar top-k with a top-p computes the row's softmax partials
@@ -308,7 +307,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
     # would take value lanes, not measured there: the option turns it on for any request
     sample_default = SAMPLE_LANES and req.p is not None and req.k is None
     sample_lanes = bool(opts.get("sample_lanes", sample_default)) and npm >= 4
-    # a top-k row's cut no lower than a strided sample's order statistic (kernels.sample_cut_key; cut_kernel only)
+    # a top-k row's cut no lower than a sample's order statistic (kernels.sample_cut_key; cut_kernel only)
     sample_cut = int_option(opts, "sample_cut", SAMPLE_CUT, choices=SAMPLE_CUT_CHOICES)
     sample_cut = sample_cut if (req.k is not None or two_cuts_opt) and truncation else 0
     value_lanes = value_lanes or sample_lanes
