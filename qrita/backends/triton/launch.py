@@ -83,10 +83,12 @@ LANE_SAMPLES = 1024  # entries of the strided sample that places a top-p row's f
 # leaves fewer than k candidates with probability below 1e-5 (kernels.sample_cut_key), where that is higher than
 # the Gaussian cut: about 700 candidates for top-k 50 of 131072 on any distribution, against 1600-2800 for a Zipf
 # row's Gaussian cut; a top-p row's second (gathering) cut likewise (Zipf top-p 0.9: about 1700 keys instead of
-# 3800, interpreter).  H100 A/B, session 33 (select, V=131072, B=1024 fp32, CUDA-graph medians, the same bits),
-# with single entries V // 1024 apart: Zipf top-k 50 645.3 -> 472.2 us, top-p 0.9 2412.9 -> 2101.6, top-p 0.5
-# 1260.6 -> 880.4, k100+p0.9 880.5 -> 640.1, bf16 top-k 50 620.9 -> 463.6; but Gaussian and LLM-like top-k 50
-# 285.1 -> 326.8 and 288.2 -> 329.3 (the scattered sample's sectors), hence the runs of 32
+# 3800, interpreter).  H100 A/B, session 33 call 2 (select, V=131072, B=1024 fp32 unless said, CUDA-graph
+# medians, the same bits; docs/bench/h100-2026-12-06/session33/): Zipf top-k 50 645.1 -> 435.7 us (2048: 383.1,
+# 4096: 334.2), top-p 0.9 2413.5 -> 2071.6, top-p 0.5 1259.1 -> 851.9, k100+p0.9 881.2 -> 601.3, bf16 top-k 50
+# 620.5 -> 420.6, B=256 top-k 50 304.7 -> 181.7; the cut kernel's extra work costs rows whose Gaussian cut is
+# already tight 2-5 %: Gaussian / LLM-like top-k 50 284.8 -> 298.8 / 288.3 -> 301.8, LLM-like top-p 0.9 616.6 ->
+# 633.3, k100+p0.9 407.5 -> 419.8 (single entries V // 1024 apart, call 1, cost them 40 us: a DRAM sector each)
 SAMPLE_CUT = 1024
 SAMPLE_CUT_CHOICES = (0, 512, 1024, 2048, 4096)
 # default of the option kp_softmax: a scalar top-k with a top-p computes the row's softmax partials
