@@ -164,13 +164,13 @@ ROWPROG_CASES = [(d, t, B, 50, None, ROWPROG) for d in ("hllm", "hgauss", "hzipf
     ("hllm", torch.bfloat16, 1024, 50, None, ROWPROG), ("hllm", torch.float32, 64, 100, 0.9, ROWPROG),
     ("hllm", torch.float32, 64, 50, None, ROWPROG),
     ("hllm", torch.float32, 1024, 50, None, [dict(truncation=False, row_programs=264), dict(truncation=False)])]
-# --set samplecut: a top-k row's cut and a top-p row's second (gathering) cut raised to a strided sample's order
-# statistic (option sample_cut, the entries of the sample; 1024 on the branch) against the Gaussian cuts alone (0),
-# and samples of 2048 and 4096 entries; Zipf rows (top-k 50: about 2250 candidates with the Gaussian cut, 690 with
-# 1024 entries; top-p 0.9's gathering cut about 3800 keys, 1700; interpreter counts) and Gaussian / LLM-like rows
-# (their Gaussian cut is the higher: the sample only costs the cut launch's time; LLM-like top-p rows must keep
-# hitting).  Session 32 (H100, the order statistic by a bitonic sort then): 1024 entries faster on Zipf top-k, 2048
-# and 4096 slower.  The most telling cases first (the budget may not reach the last)
+# --set samplecut: a top-k row's cut and a top-p row's second (gathering) cut raised to the order statistic of a
+# sample (option sample_cut, its entries; 1024 by default since session 33) against the Gaussian cuts alone (0), and
+# samples of 2048 and 4096 entries; Zipf rows (top-k 50: about 2250 candidates with the Gaussian cut, 690 with 1024
+# entries; top-p 0.9's gathering cut about 3800 keys, 1700; interpreter counts) and Gaussian / LLM-like rows (their
+# Gaussian cut is the higher: the sample only costs the cut launch's time; LLM-like top-p rows must keep hitting).
+# Session 33 (H100, docs/bench/h100-2026-12-06/session33/): Zipf 13-40 % faster, Gaussian / LLM-like 2-5 % slower.
+# The most telling cases first (the budget may not reach the last)
 SCUT = [{}, dict(sample_cut=0), dict(sample_cut=2048), dict(sample_cut=4096)]
 SCUT_CASES = [(d, torch.float32, 1024, k, p, SCUT[:2]) for d in ("hgauss", "hllm")
               for k, p in ((50, None), (None, 0.9))] + [
