@@ -214,8 +214,8 @@ def sample_cut_key(x_row, stride_xv, V, kk, DTYPE: tl.constexpr, W: tl.constexpr
     over the row): the key just below the sample's ``n``-th largest value, so that the candidates are the entries
     ``>=`` it (0, no cut, when the sample cannot place it: ``V < S``, ``n > S`` or that value not finite).
 
-    If the row's largest entries sit at random positions, the number of them among the row's ``kk - 1`` largest is
-    about Poisson with mean ``lam = (kk - 1) S / V``; the row keeps fewer than ``kk`` candidates only if
+    If the row's ``kk - 1`` largest entries sit at random positions, the number of sampled entries among them
+    is about Poisson with mean ``lam = (kk - 1) S / V``; the row keeps fewer than ``kk`` candidates only if
     ``n`` or more are, so ``n`` is the smallest count with ``P(Poisson(lam) >= n) < 1e-5`` (a normal bound
     above ``lam = 16``).  Top-k 50 of 131072 with ``S = 1024``: ``n = 6``, about ``n V / S = 768``
     candidates expected on any distribution (686 on average on 16 Zipf rows, interpreter).  A row where it
