@@ -209,7 +209,7 @@ def topk_delta(lut_ptr, n_eff, k, LUT_STEPS: tl.constexpr, TOPK_LUT_N: tl.conste
 
 
 @triton.jit
-def sample_cut_key(x_row, stride_xv, V, kk, DTYPE: tl.constexpr, W: tl.constexpr, S: tl.constexpr):
+def sample_cut_key(x_row, stride_xv, V, kk, floor, DTYPE: tl.constexpr, W: tl.constexpr, S: tl.constexpr):
     """A cut key for the top ``kk`` (float32, >= 1) entries of a row from ``S`` entries (runs of 32 spread
     over the row): the key just below the sample's ``n``-th largest value, so that the candidates are the entries
     ``>=`` it (0, no cut, when the sample cannot place it: ``V < S``, ``n > S`` or that value not finite).
@@ -219,7 +219,11 @@ def sample_cut_key(x_row, stride_xv, V, kk, DTYPE: tl.constexpr, W: tl.constexpr
     ``n`` or more are, so ``n`` is the smallest count with ``P(Poisson(lam) >= n) < 1e-5`` (a normal bound
     above ``lam = 16``).  Top-k 50 of 131072 with ``S = 1024``: ``n = 6``, about ``n V / S = 768``
     candidates expected on any distribution (686 on average on 16 Zipf rows, interpreter).  A row where it
-    fails misses: slower, never wrong."""
+    fails misses: slower, never wrong.
+
+    Returns the higher of that key and ``floor`` (int64, the row's model cut): where fewer than ``n`` sampled
+    keys exceed ``floor + 1`` the order statistic cannot be higher, and its search is skipped (rows whose
+    Gaussian cut is already tight)."""
     # S // 32 runs of 32 neighbours, the runs V // (S // 32) apart: whole cache lines, not S scattered sectors
     # (single entries V // S apart cost about 40 us a wave of 1024 rows on the H100, session 33).  For a fixed
     # set of positions the count among a randomly placed top kk - 1 is the same hypergeometric draw
@@ -240,15 +244,16 @@ def sample_cut_key(x_row, stride_xv, V, kk, DTYPE: tl.constexpr, W: tl.constexpr
     n = tl.where(lam > 16.0, tl.ceil(lam + 4.5 * tl.sqrt(lam) + 3.0).to(tl.int32), n)
     # the n-th largest by taking out the largest value (with its ties) n times at most: about n pairs of block
     # reductions (a bitonic tl.sort of the sample measured 100-400 us a wave of 1024 rows, H100)
+    above = tl.sum((keys_of(raw, DTYPE, W).to(tl.int64) > floor + 1).to(tl.int32), axis=0)
     c = tl.zeros((), tl.int32)
     t = float("inf")
-    while (c < n) & (t > float("-inf")):
+    while (c < n) & (t > float("-inf")) & (above >= n):
         t = tl.max(xs, axis=0)
         top = xs == t
         c += tl.sum(top.to(tl.int32), axis=0)
         xs = tl.where(top, float("-inf"), xs)
     ok = (V >= S) & (c >= n) & (tl.abs(t) < float("inf"))
-    return tl.where(ok, key_of_value(tl.where(ok, t, 0.0), DTYPE, W).to(tl.int64) - 1, 0)
+    return tl.maximum(floor, tl.where(ok, key_of_value(tl.where(ok, t, 0.0), DTYPE, W).to(tl.int64) - 1, 0))
 
 
 @triton.jit
@@ -293,7 +298,7 @@ def row_cut_key(x_row, stride_xv, V, k_active, k, p_mode, p, topk_lut_ptr, topp_
     key = cut_key_of(t, usable, DTYPE, W)
     if SAMPLE_CUT:
         if k_active:  # a top-k row (a top-p row alone keeps its model's cut)
-            key = tl.maximum(key, sample_cut_key(x_row, stride_xv, V, kk, DTYPE, W, SAMPLE_CUT))
+            key = sample_cut_key(x_row, stride_xv, V, kk, key, DTYPE, W, SAMPLE_CUT)
     gkey = key
     if TWO_CUTS:
         # the finite entries the sample predicts, and the top-k cuts for rowcap and rowcap // TWO_CUTS of them
@@ -305,8 +310,7 @@ def row_cut_key(x_row, stride_xv, V, k_active, k, p_mode, p, topk_lut_ptr, topp_
         key2 = cut_key_of(t2, usable, DTYPE, W)
         if SAMPLE_CUT:
             if switch:  # the gathering cut, like a top-k cut, no lower than the sample's for its count
-                key2 = tl.maximum(key2, sample_cut_key(x_row, stride_xv, V, cap * (1.0 / TWO_CUTS), DTYPE, W,
-                                                       SAMPLE_CUT))
+                key2 = sample_cut_key(x_row, stride_xv, V, cap * (1.0 / TWO_CUTS), key2, DTYPE, W, SAMPLE_CUT)
         gkey = tl.where(switch & (key2 > key), key2, key)
     return gkey, key
 
