@@ -118,12 +118,18 @@ triton_gpu_suites() {
   summarize_suites backend conf32 conf16 confrest sampling small
 }
 
+# sweep_set NAME SET BUDGET_S: on a quiet GPU benchmarks/sweep_triton.py --set SET into $OUT/NAME.json (its log in
+# /tmp/NAME.log), its exit status and elapsed time appended to $P
+sweep_set() {
+  timeout $(($3 + 20)) python3 benchmarks/sweep_triton.py --set "$2" --budget-s "$3" --out "$OUT/$1.json" > "/tmp/$1.log" 2>&1
+  echo "$1 rc=$? t=$((SECONDS - T0))" >> "$P"
+}
+
 # triton_ab_suites SET END_S SMALL_K: on a quiet GPU benchmarks/sweep_triton.py --set SET (a 150 s budget) into
 # $OUT/SET.json, then triton_gpu_suites until END_S seconds from the start (at least 60) with SMALL_K, then the
 # sweep's last lines into $P
 triton_ab_suites() {
-  timeout 170 python3 benchmarks/sweep_triton.py --set "$1" --budget-s 150 --out "$OUT/$1.json" > "/tmp/$1.log" 2>&1
-  echo "$1 rc=$? t=$((SECONDS - T0))" >> "$P"
+  sweep_set "$1" "$1" 150
   local left=$(($2 - (SECONDS - T0)))
   [ $left -lt 60 ] && left=60
   triton_gpu_suites $left "$3"
