@@ -626,8 +626,10 @@ def test_fill_and_scatter_gives_the_read_paths_bits(dtype, monkeypatch):
     Rows: a tie group cut at the boundary (resolved from the slot), one of 300 (more than TIE_TILE:
     resolved from the row), one that keeps +0.0 and -0.0 (read, not scattered), a top-p miss, and
     NaN/+inf entries.  Then the ties found from the row over several spans, the pick folded into the
-    count launch (``fold_ties``, the default) or not."""
+    count launch (``fold_ties``, the default) or not.  The mask's blocks cut to 512 entries: whole blocks
+    (unmasked, vector loads on a GPU) and a row's partial last one."""
     monkeypatch.setattr(triton_launch, "TIE_TILE", 64)  # the 300-tie row takes the row path
+    monkeypatch.setattr(triton_launch, "MASK_BLOCK", 512)
     rng = np.random.default_rng(21)
     V = 3000
     x = np.round(rng.standard_normal((5, V)) * 4).astype(np.float32) / 4  # many ties

@@ -1158,11 +1158,19 @@ def tie_count_kernel(x_ptr, stride_xb, stride_xv, V, row0, thr_key_ptr, cut_idx_
         x_row = x_ptr + row * stride_xb
         start = tl.cast(span, tl.int64) * SPAN
         n_eq = tl.zeros((BLOCK,), tl.int32)
-        for i in range(0, SPAN, BLOCK):
-            offs = start + i + tl.arange(0, BLOCK).to(tl.int64)
-            inb = offs < V
-            raw = tl.load(x_row + offs * stride_xv, mask=inb, other=0.0)
-            n_eq += (inb & (keys_of(raw, DTYPE, W) == z32)).to(tl.int32)
+        if start + SPAN <= V:
+            # a whole span (all but a row's last): no mask, so that a contiguous row's loads are vectors
+            # (V is not specialized: a mask of unknown constancy keeps them scalar, 16-bit rows most of all)
+            for i in range(0, SPAN, BLOCK):
+                offs = start + i + tl.arange(0, BLOCK).to(tl.int64)
+                raw = tl.load(x_row + offs * stride_xv)
+                n_eq += (keys_of(raw, DTYPE, W) == z32).to(tl.int32)
+        else:
+            for i in range(0, SPAN, BLOCK):
+                offs = start + i + tl.arange(0, BLOCK).to(tl.int64)
+                inb = offs < V
+                raw = tl.load(x_row + offs * stride_xv, mask=inb, other=0.0)
+                n_eq += (inb & (keys_of(raw, DTYPE, W) == z32)).to(tl.int32)
         tl.store(tie_cnt_ptr + slot.to(tl.int64) * n_spans + span, tl.sum(n_eq, axis=0))
         if FOLD:
             if last_of_row(ticket_ptr + slot, n_spans):
@@ -2104,6 +2112,13 @@ def mask_kernel(x_ptr, stride_xb, stride_xv, out_ptr, stride_ob, stride_ov, V, r
         fill_only = scatters(tl.load(hit_ptr + row), thr, W)
     if fill_only:
         tl.store(out_ptr + row * stride_ob + offs * stride_ov, fill, mask=inb)
+    elif (blk + 1) * BLOCK <= V:
+        # a whole block (every program but a row's last): no mask, so that the loads and stores of a
+        # contiguous row are vectors (V is not specialized: a mask of unknown constancy keeps them scalar)
+        raw = tl.load(x_ptr + row * stride_xb + offs * stride_xv)
+        key = keys_of(raw, DTYPE, W).to(tl.int64)
+        keep = kept_of(key, offs, thr, tl.load(cut_idx_ptr + row))
+        tl.store(out_ptr + row * stride_ob + offs * stride_ov, tl.where(keep, raw, fill))
     else:
         raw = tl.load(x_ptr + row * stride_xb + offs * stride_xv, mask=inb, other=0.0)
         key = keys_of(raw, DTYPE, W).to(tl.int64)
