@@ -16,9 +16,12 @@ git apply docs/bench/next-triton-mask-vector/main_kernels.patch && echo "main ke
 run_bench main "$SHA+main-kernels" 70 $ROWS
 git apply -R docs/bench/next-triton-mask-vector/main_kernels.patch && echo "branch kernels again" >> "$P"
 run_bench vector_b "$SHA" 70 $ROWS
-run_suite tconf32 triton 280 -m gpu -k "test_gpu_shapes and float32" tests/test_conformance.py &
-run_suite tconf16 triton 280 -m gpu -k "test_gpu_shapes and not float32" tests/test_conformance.py &
-run_suite tconfrest triton 280 -m gpu -k "not test_gpu_shapes" tests/test_conformance.py &
-run_suite tback "" 280 -m gpu tests/test_triton_backend.py &
+left=$((570 - (SECONDS - T0)))
+[ $left -lt 60 ] && left=60
+run_suite tconf32 triton $left -m gpu -k "test_gpu_shapes and float32" tests/test_conformance.py &
+run_suite tconf16 triton $left -m gpu -k "test_gpu_shapes and not float32" tests/test_conformance.py &
+run_suite tconfrest triton $left -m gpu -k "not test_gpu_shapes" tests/test_conformance.py &
+run_suite tback "" $left -m gpu tests/test_triton_backend.py &
+run_suite tsampling triton $left -m gpu tests/test_sampling.py &
 wait
-summarize_suites tconf32 tconf16 tconfrest tback
+summarize_suites tconf32 tconf16 tconfrest tback tsampling
