@@ -3,7 +3,9 @@
     PYTHONPATH=. python3 benchmarks/sweep_triton.py --out $OUT/sweep.json
 
 Times ``qrita.select`` (CUDA-graph medians) at B=1024 and B=1, V=131072 (Zipf/Gaussian, fp32/bf16) for
-each option set, after checking that threshold, count and ties equal the default's.  A developer probe:
+each option set, after checking that threshold, count and ties equal the default's (the sets in
+``MASKED_SETS``: ``qrita.top_k_top_p`` out of place, its bits against the default's).  Each row is written to
+``--out`` as it comes.  A developer probe:
 the chosen defaults go into ``qrita/backends/triton/launch.py``.
 """
 
@@ -178,11 +180,30 @@ SCUT_CASES = [(d, torch.float32, 1024, k, p, SCUT[:2]) for d in ("hgauss", "hllm
     ("hzipf", torch.float32, 1024, None, 0.5, SCUT[:2]), ("hzipf", torch.float32, 1024, 100, 0.9, SCUT[:2]),
     ("hzipf", torch.bfloat16, 1024, 50, None, SCUT[:2]), ("hzipf", torch.bfloat16, 1024, None, 0.9, SCUT[:2]),
     ("hzipf", torch.float32, 256, 50, None, SCUT[:2]), ("hllm", torch.float32, 1024, 100, 0.9, SCUT[:2])]
+# --set slotties (masked, out of place: top_k_top_p, not select): cut tie groups of rows that hit resolved from the
+# slot (option slot_ties, session 34: the span pass stores token indices, and the tie count pass reads only the
+# rows left pending) against the count from the row (the default); 16-bit rows tie most.  With it the tie count no
+# longer sits between the span pass and the mask, so mask_reverse (default for 32-bit rows only) is tried beside
+SLOTT = [{}, dict(slot_ties=True), dict(slot_ties=True, mask_reverse=True)]
+SLOTT_CASES = [(d, torch.bfloat16, 1024, 50, None, SLOTT) for d in ("hllm", "hgauss", "hzipf")] + [
+    ("hllm", torch.float32, 1024, 50, None, SLOTT[:2]), ("hllm", torch.float16, 1024, 50, None, SLOTT),
+    ("hllm", torch.bfloat16, 1024, 100, 0.9, SLOTT), ("hllm", torch.bfloat16, 1024, None, 0.9, SLOTT),
+    ("hllm", torch.bfloat16, 64, 50, None, SLOTT), ("hgauss", torch.bfloat16, 1, 50, None, SLOTT[:2])]
+# --set samplecut4096: the sample cut's 4096 entries (Zipf top-k 50 334.2 against 435.7 us with 1024 on an H100,
+# session 33) on the rows whose Gaussian cut is already tight, where a larger sample only costs (session 34's skip
+# leaves about 6.5 us of 1024 entries' cost there)
+SCUT4 = [{}, dict(sample_cut=4096)]
+SCUT4_CASES = [(d, torch.float32, 1024, k, p, SCUT4) for d in ("hgauss", "hllm", "hzipf")
+               for k, p in ((50, None), (100, 0.9), (None, 0.9))] + [
+    ("hllm", torch.bfloat16, 1024, 50, None, SCUT4), ("hzipf", torch.bfloat16, 1024, 50, None, SCUT4),
+    ("hllm", torch.float32, 256, 50, None, SCUT4)]
+MASKED_SETS = {"slotties"}  # these time and compare the masked logits
 SETS = {"geometry": CASES, "layout": LAYOUT_CASES, "topp": TOPP_CASES, "split": SPLIT_CASES, "batch": BATCH_CASES,
         "agg": AGG_CASES, "share": SHARE_CASES, "defer": DEFER_CASES, "kp": KP_CASES,
         "share_hi": SHARE_HI_CASES, "fold": FOLD_CASES, "occupancy": OCC_CASES,
         "defaults": DEF_CASES, "rows": ROW_CASES, "rows_miss": ROW_MISS_CASES, "kp_harness": KP_H_CASES,
-        "kp_rows": KP_R_CASES, "lanes": LANES_CASES, "rowprog": ROWPROG_CASES, "samplecut": SCUT_CASES}
+        "kp_rows": KP_R_CASES, "lanes": LANES_CASES, "rowprog": ROWPROG_CASES, "samplecut": SCUT_CASES,
+        "slotties": SLOTT_CASES, "samplecut4096": SCUT4_CASES}
 
 
 def main() -> None:
@@ -202,6 +223,11 @@ def main() -> None:
         for opts in configs:
             if time.time() - t0 > args.budget_s:
                 break
+            if args.set in MASKED_SETS:
+                rows.append(masked_row(x, dist, dtype, B, k, p, opts))
+                print(rows[-1], flush=True)
+                write(args.out, rows)
+                continue
             try:
                 sel = qrita.select(x, k, p, backend="triton", options=opts)
                 same = bool(torch.equal(sel.count, base.count) and torch.equal(sel.num_ties, base.num_ties)
@@ -220,8 +246,29 @@ def main() -> None:
                            error=f"{type(exc).__name__}: {str(exc)[:200]}")
             rows.append(row)
             print(row, flush=True)
-    with open(args.out, "w") as f:
+            write(args.out, rows)  # each row as it comes: a run cut by its time limit keeps what it measured
+    write(args.out, rows)
+
+
+def write(path, rows) -> None:
+    with open(path, "w") as f:
         json.dump(rows, f, indent=1)
+
+
+def masked_row(x, dist, dtype, B, k, p, opts) -> dict:
+    """One masked case (out of place): the median time with ``opts`` and whether its bits equal the default's."""
+    row = dict(dist=dist, dtype=str(dtype), B=B, k=k, p=p, options=opts, mode="masked")
+    try:
+        bits = torch.int32 if dtype == torch.float32 else torch.int16
+        base = qrita.top_k_top_p(x, k, p, backend="triton").view(bits)
+        got = qrita.top_k_top_p(x, k, p, backend="triton", options=opts).view(bits)
+        row.update(us=round(graph_time(lambda: qrita.top_k_top_p(x, k, p, backend="triton", options=opts)), 1),
+                   same=bool(torch.equal(got, base)))
+        if not row["same"]:
+            row.update(n_diff=int((got != base).any(dim=1).sum()))
+    except Exception as exc:  # noqa: BLE001 - a probe: report and go on
+        row.update(error=f"{type(exc).__name__}: {str(exc)[:200]}")
+    return row
 
 
 if __name__ == "__main__":

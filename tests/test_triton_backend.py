@@ -620,8 +620,9 @@ def _masked_case(x, rng, dtype, k, p, mask_value):
 @pytest.mark.parametrize("dtype", [torch.bfloat16] if INTERPRETED else [torch.float32, torch.bfloat16])
 def test_fill_and_scatter_gives_the_read_paths_bits(dtype, monkeypatch):
     """With the option ``scatter``, rows that hit are filled and their kept candidates written back
-    from the slot; the bits equal the read path's (the default) and the numpy backend's, in place
-    and out of place.
+    from the slot; with ``slot_ties`` the read path takes their cut tie group's last kept index from the
+    slot; the bits equal the read path's (the default) and the numpy backend's, in place and out of
+    place.
 
     Rows: a tie group cut at the boundary (resolved from the slot), one of 300 (more than TIE_TILE:
     resolved from the row), one that keeps +0.0 and -0.0 (read, not scattered), a top-p miss, and
@@ -646,6 +647,13 @@ def test_fill_and_scatter_gives_the_read_paths_bits(dtype, monkeypatch):
     out = xt.clone()
     res = qrita.top_k_top_p(out, k, p, backend="triton", mask_value=-7.0, inplace=True, options=scatter)
     assert res is out and torch.equal(out.cpu().view(bits), want.view(bits))
+    # the read path with the cut tie groups of rows that hit resolved from the slot (option slot_ties), not counted
+    # from the row: the same bits, in place and out of place (the 300-tie row still counts from the row)
+    got = qrita.top_k_top_p(xt, k, p, backend="triton", mask_value=-7.0, options={"slot_ties": True})
+    assert torch.equal(got.cpu().view(bits), want.view(bits))
+    out = xt.clone()
+    qrita.top_k_top_p(out, k, p, backend="triton", mask_value=-7.0, inplace=True, options={"slot_ties": True})
+    assert torch.equal(out.cpu().view(bits), want.view(bits))
     # deferred slot stores (option append_defer) keep every key and token index the scatter writes back
     got = qrita.top_k_top_p(xt, k, p, backend="triton", mask_value=-7.0, options=dict(scatter, append_defer=True))
     assert torch.equal(got.cpu().view(bits), want.view(bits))

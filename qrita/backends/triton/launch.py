@@ -127,6 +127,8 @@ FOLD_PICK = True
 # V=151936 65.8 -> 67.1 us, V=128256 60.2 -> 60.0, top-k 50 54.0 -> 56.8, 49.7 -> 49.7; 97130fa, call B: 65.2 ->
 # 64.7, 59.7 -> 57.8, 53.4 -> 52.2, 48.6 -> 48.1): within the noise of one call to the next
 FUSE_DRAW = False
+# masking: cut tie groups of rows that hit resolved from the slot, not counted from the row (option slot_ties)
+SLOT_TIES = False
 # defaults of the options mask_reverse and tie_reverse, by key width: the mask of 32-bit rows and the tie counts of
 # 16-bit rows run their grids from the end (kernels.grid_cell), so that their first programs read the bytes that
 # the pass before them read last, from L2.  H200 (012726e, docs/bench/h200-2026-12-02/session18/ call A, masked out
@@ -351,7 +353,13 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
     # fill-and-scatter masking (option "scatter"): measured slower than reading the row
     # (H200, e6f7768: top-k 50 fp32 B=1024 728 -> 960 us), so off by default
     scatter = mask is not None and bool(opts.get("scatter", False))
-    with_idx = sampling or scatter
+    # masking that resolves a cut tie group of a row that hit from its slot (slot_ties_kernel, as sampling and
+    # scatter do): the span pass stores each candidate's token index beside its key, and only the rows left
+    # TIE_PENDING (misses, groups over TIE_TILE) count their ties from the row (tie_count_kernel: another read
+    # of every such row, the bf16 masking's third pass; session 29, H200: 224 of 953 us at B=1024).  The same
+    # index, so the same bits; an option (SLOT_TIES) until a GPU A/B decides the default
+    slot_ties = mask is not None and bool(opts.get("slot_ties", SLOT_TIES))
+    with_idx = sampling or scatter or slot_ties
     tokens = torch.empty(B, dtype=torch.int64, device=dev) if sampling else None
     # sampling: the slot tie kernel draws the rows that hit and whose last kept tie it knows (drawn: int8, 1 for
     # them), one launch fewer than a draw of its own after the row tie kernels (option fuse_draw; the same tokens:
