@@ -96,9 +96,37 @@ def _skip_nested_interpreter_patches() -> None:
     interpreter.InterpretedFunction.__call__ = device_call
 
 
+def _fast_xor_reduce() -> None:
+    """Under ``TRITON_INTERPRET=1``, triton 3.9.0's interpreter reduces with numpy only for its sum, min,
+    max and argmin/argmax combines; any other combine (``xor_sum``'s) goes element by element through
+    Python (``ReduceOps.generic_reduce``).  ``tl.sort`` (the miss rounds' lane taus, ``kernels.lane_taus``
+    and ``kernels.sample_taus``) is a bitonic network of ``xor_sum`` reductions: 88 of one test's 113 s
+    (``test_schedule_options_give_the_same_bits[False]``, cProfile, session 34).  Reduce ``xor_sum`` with
+    ``np.bitwise_xor.reduce`` instead: xor is associative and commutative, so every result is the same
+    integer; the kernels run the same code.  Only for the pinned triton version, whose interpreter this
+    mirrors."""
+    import triton
+
+    if triton.__version__ != "3.9.0":
+        return
+    import triton.language as tl
+    from triton.runtime import interpreter
+
+    apply_impl = interpreter.ReduceOps.apply_impl
+
+    def reduce_xor_fast(self, input):
+        if self.combine_fn is tl.standard._xor_combine and len(input) == 1:
+            data = np.bitwise_xor.reduce(input[0].handle.data, axis=self.axis, keepdims=self.keep_dims)
+            return self.to_tensor(data, input[0].dtype)
+        return apply_impl(self, input)
+
+    interpreter.ReduceOps.apply_impl = reduce_xor_fast
+
+
 def pytest_configure(config):
     if os.environ.get("TRITON_INTERPRET", "") not in ("", "0") and importlib.util.find_spec("triton"):
         _skip_nested_interpreter_patches()
+        _fast_xor_reduce()
     try:
         backends.targets()
         backends.simulated_variants()
