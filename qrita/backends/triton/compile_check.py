@@ -1,6 +1,7 @@
 """Ahead-of-time compile of every Triton kernel variant, without a GPU.
 
     python -m qrita.backends.triton.compile_check cuda:90 cuda:80 hip:gfx942
+    python -m qrita.backends.triton.compile_check --shard 0/2 cuda:90     (and 1/2 in another process)
 
 compiles the cut, span, finish, miss-round, tie, mask and sample kernels for every dtype with the launch
 geometry of :mod:`qrita.backends.triton.launch` and prints one line per
@@ -362,9 +363,17 @@ def parse_target(spec: str) -> GPUTarget:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``[--subset] TARGET...``: every variant (or the :func:`representative` subset) for each target."""
+    """``[--subset] [--shard I/N] TARGET...``: every variant (or the :func:`representative` subset) for each
+    target; with ``--shard``, the I-th of N interleaved parts of that list (0 <= I < N), so that N processes
+    compile one target together."""
     args = list(argv if argv is not None else sys.argv[1:])
     subset = "--subset" in args
+    shard, n_shards = 0, 1
+    if "--shard" in args:
+        at = args.index("--shard")
+        shard, n_shards = (int(v) for v in args[at + 1].split("/"))
+        assert 0 <= shard < n_shards, f"--shard {args[at + 1]}: want I/N with 0 <= I < N"
+        del args[at:at + 2]
     targets = [a for a in args if a != "--subset"] or ["cuda:90", "cuda:80"]
     failures = 0
     global _PDL
@@ -377,6 +386,9 @@ def main(argv: list[str] | None = None) -> int:
         if subset:
             total, entries = len(entries), representative(entries)
             print(f"{spec}: a representative subset, {len(entries)} of {total} variants", flush=True)
+        if n_shards > 1:
+            total, entries = len(entries), entries[shard::n_shards]
+            print(f"{spec}: shard {shard} of {n_shards}, {len(entries)} of {total} variants", flush=True)
         for _, name, src, num_warps in entries:
             t = time.time()
             try:
