@@ -122,6 +122,22 @@ def _fast_xor_reduce() -> None:
 
     interpreter.ReduceOps.apply_impl = reduce_xor_fast
 
+    # ... and its _get_np_dtype builds a dict of twenty triton dtypes (twenty hashes) on every call, about a
+    # million calls a heavy test (a fifth of one test's time, cProfile): the same answer from a cache by scalar
+    # dtype (a block's numpy dtype is its element's; block types are not hashable)
+    get_np_dtype, np_dtypes = interpreter._get_np_dtype, {}
+
+    def np_dtype_cached(tt_dtype):
+        scalar = tt_dtype.element_ty if isinstance(tt_dtype, tl.block_type) else tt_dtype
+        if isinstance(scalar, tl.pointer_type):  # (not hashable either) pointers are uint64 addresses
+            return get_np_dtype(scalar)
+        found = np_dtypes.get(scalar)
+        if found is None:
+            found = np_dtypes[scalar] = get_np_dtype(scalar)
+        return found
+
+    interpreter._get_np_dtype = np_dtype_cached
+
 
 def pytest_configure(config):
     if os.environ.get("TRITON_INTERPRET", "") not in ("", "0") and importlib.util.find_spec("triton"):
