@@ -51,9 +51,10 @@ _WRAPPER = (
 )
 
 
-# the primary target's variants in this many interleaved shards, a process each (``compile_check --shard``): on
-# the 2-core CI machine the tests end first, and the primary target's one process then left a core idle for
-# about 250 s of a cold cache's 700 (session 34)
+# the primary target's variants in this many interleaved shards, a process each (``compile_check --shard``), so
+# that its compile, the longest of the three, can take both cores once the simulated tests end.  Session 34's
+# cold-cache CI measured no change (735 s of triton pytest; both cores stayed busy to the end), so this only
+# helps where the compile is the critical path (QRITA_COMPILE_ALL=1, or a faster interpreter)
 PRIMARY_SHARDS = 2
 
 
