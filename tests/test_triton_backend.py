@@ -383,6 +383,21 @@ def test_two_cuts_hit_mass_concentrated_top_p_rows(dtype, monkeypatch):
     assert torch.equal(qrita.sample(xt, k, p, seeds=seeds, backend="triton"), tokens)
 
 
+def test_top_p_cut_floor_hits_sharp_rows():
+    """A top-p row whose weights' Gaussian model puts the mass p above the row's largest entries (sharp
+    rows: sigma 8; small p on sigma 3) hits with the cut no higher than the top-k cut for
+    ``kernels.TOPP_FLOOR_K`` entries (without it no entry was a candidate and every row missed), and
+    keeps the oracle's answer; a per-row p and a p below float32's normals too."""
+    V = 4096
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((4, V)) * np.array([[8.0], [8.0], [3.0], [12.0]])
+    xt = torch.from_numpy(x.astype(np.float32)).to(DEVICE)
+    for p in (0.9, torch.tensor([0.1, 0.99, 0.05, 1e-40], device=DEVICE)):
+        sel = qrita.select(xt, None, p, backend="triton")
+        _check(xt, None, p, "lowest_index", sel)
+        assert sel.hit.cpu().all(), p
+
+
 def test_small_batch_top_k_geometry_gives_the_default_bits():
     """A top-k alone over few rows of more than MAX_SPAN entries takes short spans (``launch.span_of``):
     the same bits as the default spans, for hits, a miss (k above the slot: the miss rounds over

@@ -256,6 +256,9 @@ def sample_cut_key(x_row, stride_xv, V, kk, floor, DTYPE: tl.constexpr, W: tl.co
     return tl.maximum(floor, tl.where(ok, key_of_value(tl.where(ok, t, 0.0), DTYPE, W).to(tl.int64) - 1, 0))
 
 
+TOPP_FLOOR_K = tl.constexpr(128)  # a top-p row's cut is no higher than the top-k cut for this many entries
+
+
 @triton.jit
 def row_cut_key(x_row, stride_xv, V, k_active, k, p_mode, p, topk_lut_ptr, topp_lut_ptr,
                 DTYPE: tl.constexpr, W: tl.constexpr, SAMPLE: tl.constexpr, LUT_STEPS: tl.constexpr,
@@ -293,6 +296,13 @@ def row_cut_key(x_row, stride_xv, V, k_active, k, p_mode, p, topk_lut_ptr, topp_
     ip = tl.minimum(tl.maximum(ip, 0), TOPP_LUT_N - 1)
     delta_p = tl.load(topp_lut_ptr + ip) + sigma
     delta = tl.where(k_active, delta_k, delta_p)
+    # a top-p row's cut no higher than the top-k cut for TOPP_FLOOR_K entries: where the weights' Gaussian model
+    # puts the mass p above the row's largest entries (sigma >= 5, or p <= 0.1 on sigma 3-4: the model's tail is
+    # a continuum, the row's is a few entries) the cut left no candidate and every such row missed (numpy model,
+    # V=131072: p = 0.1-0.99 on sigma 6-12 rows, 0 of 4 hit; with the floor all but one of 80, at most about 440
+    # candidates).  A lower cut only adds candidates, so rows the model gets right still hit
+    t_floor = topk_delta(topk_lut_ptr, tl.cast(V, tl.float32), TOPP_FLOOR_K * 1.0, LUT_STEPS, TOPK_LUT_N)
+    delta = tl.where(k_active, delta, tl.minimum(delta, t_floor))
     t = mu + delta * sigma
     usable = (n >= 2.0) & (k_active | (p_mode == 2))
     key = cut_key_of(t, usable, DTYPE, W)
