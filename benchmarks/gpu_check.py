@@ -30,6 +30,8 @@ def make_logits(dist: str, B: int, V: int, dtype, seed: int = 0) -> torch.Tensor
         x = torch.randn(B, V, device="cuda", generator=g) * 2.0
         idx = torch.randint(0, V, (B, 20), device="cuda", generator=g)
         x.scatter_(1, idx, 12.0 + 4.0 * torch.rand(B, 20, device="cuda", generator=g))
+    elif dist == "sharp":  # Gaussian logits at a low temperature (sigma 6): the top-p mass sits in a few entries
+        x = torch.randn(B, V, device="cuda", generator=g) * 6.0
     elif dist == "lowtemp":
         x = torch.randn(B, V, device="cuda", generator=g)
         x[:, 7] = 80.0

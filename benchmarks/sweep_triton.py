@@ -197,13 +197,22 @@ SCUT4_CASES = [(d, torch.float32, 1024, k, p, SCUT4) for d in ("hgauss", "hllm",
                for k, p in ((50, None), (100, 0.9), (None, 0.9))] + [
     ("hllm", torch.bfloat16, 1024, 50, None, SCUT4), ("hzipf", torch.bfloat16, 1024, 50, None, SCUT4),
     ("hllm", torch.float32, 256, 50, None, SCUT4)]
+# --set toppfloor (the prepared triton-topp-floor: no option, so run once with the branch's kernels and once with
+# main's): top-p rows whose Gaussian model put the cut above the row's largest entries (sharp: sigma 6; a small p)
+# against rows it leaves alone (Gaussian sigma 1, LLM-like, Zipf: the same bits expected)
+FLOOR_CASES = [("sharp", t, B, None, p, [{}]) for t, B, p in (
+    (torch.float32, 1024, 0.9), (torch.float32, 1024, 0.5), (torch.bfloat16, 1024, 0.9), (torch.float32, 64, 0.9),
+    (torch.float32, 1, 0.9))] + [(d, torch.float32, 1024, None, p, [{}]) for d, p in (
+        ("hllm", 0.05), ("gauss", 0.05), ("hgauss", 0.9), ("hllm", 0.9), ("hzipf", 0.9))] + [
+    ("sharp", torch.float32, 1024, 100, 0.9, [{}])]
 MASKED_SETS = {"slotties"}  # these time and compare the masked logits
 SETS = {"geometry": CASES, "layout": LAYOUT_CASES, "topp": TOPP_CASES, "split": SPLIT_CASES, "batch": BATCH_CASES,
         "agg": AGG_CASES, "share": SHARE_CASES, "defer": DEFER_CASES, "kp": KP_CASES,
         "share_hi": SHARE_HI_CASES, "fold": FOLD_CASES, "occupancy": OCC_CASES,
         "defaults": DEF_CASES, "rows": ROW_CASES, "rows_miss": ROW_MISS_CASES, "kp_harness": KP_H_CASES,
         "kp_rows": KP_R_CASES, "lanes": LANES_CASES, "rowprog": ROWPROG_CASES, "samplecut": SCUT_CASES,
-        "slotties": SLOTT_CASES, "samplecut4096": SCUT4_CASES}
+        "slotties": SLOTT_CASES, "samplecut4096": SCUT4_CASES,
+        "toppfloor": FLOOR_CASES}
 
 
 def main() -> None:
