@@ -145,10 +145,24 @@ def bits_of_key(key, W: tl.constexpr):
     return tl.where((k & sign) != 0, k ^ sign, (~k) & mask)
 
 
+LOG2E = tl.constexpr(1.4426950408889634)  # log2(e), float32 0x3FB8AA3B in the kernels
+
+
+@triton.jit
+def exp_of(x):
+    """exp(x) for float32 ``x`` as ``ex2.approx.ftz(x * log2(e))``: one multiply and one MUFU.EX2 on NVIDIA.
+    ``tl.exp`` is ``ex2.approx`` of the same product without ``.ftz``, which ptxas wraps in a compare, two
+    predicated multiplies and a select for results below ``2**-126`` (4 more instructions an entry in the scan
+    and miss-round loops); the bits are the same except that such results flush to 0.  A weight below
+    ``2**-126`` is ``exp(x - m)`` for an entry more than 87 below the row maximum: 0 in the fixed-point masses
+    either way, and far inside SPEC's ``1e-5`` top-p window in a float sum."""
+    return tl.exp2(x * LOG2E)
+
+
 @triton.jit
 def weight_of(value, m, INF_MODE):
     """Top-p weight of a float32 value: exp(x - m), or [x == +inf] when the row holds +inf."""
-    w = tl.exp(value - m)
+    w = exp_of(value - m)
     return tl.where(INF_MODE, tl.where(value == float("inf"), 1.0, 0.0), w)
 
 
@@ -668,10 +682,15 @@ def span_kernel(
         if HAS_P:
             n_inf_v += (xf == float("inf")).to(tl.int32)
         if HAS_P and ROW_Z:  # online softmax per lane (max rescaling), no block reduction in the loop
+            # one exp an entry: t = exp(-|x - m_v|) is the old sums' scale when x raises the lane's
+            # maximum (the new entry then weighs 1) and the new entry's weight otherwise (scale 1), the
+            # same products and sums as exp(m_v - m_new) and exp(x - m_new) (0 for m_v = -inf: d = +inf)
             finite = keep & (xf != float("inf"))
-            m_new = tl.where(finite, tl.maximum(m_v, xf), m_v)
-            scale = tl.where(m_new == float("-inf"), 1.0, tl.exp(m_v - m_new))
-            e = tl.where(finite, tl.exp(xf - m_new), 0.0)
+            up = finite & (xf > m_v)
+            t = exp_of(-tl.abs(xf - m_v))
+            scale = tl.where(up, t, 1.0)
+            e = tl.where(finite, tl.where(up, 1.0, t), 0.0)
+            m_new = tl.where(up, xf, m_v)
             z_v = z_v * scale + e
             cm_v = cm_v * scale + tl.where(cand, e, 0.0)
             if TWO_CUTS:
@@ -689,7 +708,7 @@ def span_kernel(
     if DEFER:
         store_slots(cand_base, d_pos, d_key, d_sel, rowcap, idx_base, d_offs, WITH_IDX)
     m = tl.max(m_v, axis=0)
-    f = tl.where(m_v == float("-inf"), 0.0, tl.exp(m_v - m))
+    f = tl.where(m_v == float("-inf"), 0.0, exp_of(m_v - m))
     if PACK:
         n_cand_v = n_keep_v >> 16
         n_keep_v = n_keep_v & 0xFFFF
@@ -1252,7 +1271,7 @@ def span_masses(part_f_row, n_spans, m, N_SPANS_P2: tl.constexpr, LOW: tl.conste
         ok = s < n_spans
         pf = part_f_row + s * 4
         m_s = tl.load(pf + 0, mask=ok, other=float("-inf"))
-        f = tl.where(m_s == float("-inf"), 0.0, tl.exp(m_s - m))
+        f = tl.where(m_s == float("-inf"), 0.0, exp_of(m_s - m))
         z += tl.load(pf + 1, mask=ok, other=0.0) * f
         c += tl.load(pf + 2, mask=ok, other=0.0) * f
         if LOW:
@@ -1470,7 +1489,7 @@ def sample_taus(x_row, stride_xv, V, lo, hi, frac, m, fallback, NPM: tl.constexp
     ks = tl.sort(tl.where((key > lo) & (key <= hi), key, 0), descending=True)
     live = ks > 0
     n_s = tl.sum(live.to(tl.int32), axis=0)
-    cw = tl.cumsum(tl.where(live, tl.exp(value_of_key(ks, DTYPE, W) - m), 0.0), axis=0)
+    cw = tl.cumsum(tl.where(live, exp_of(value_of_key(ks, DTYPE, W) - m), 0.0), axis=0)
     i = tl.sum((live & (cw < frac * tl.max(cw, axis=0))).to(tl.int32), axis=0)
     idx = tl.arange(0, NPM)
     HALF: tl.constexpr = NPM // 2
