@@ -205,6 +205,16 @@ FLOOR_CASES = [("sharp", t, B, None, p, [{}]) for t, B, p in (
     (torch.float32, 1, 0.9))] + [(d, torch.float32, 1024, None, p, [{}]) for d, p in (
         ("hllm", 0.05), ("gauss", 0.05), ("hgauss", 0.9), ("hllm", 0.9), ("hzipf", 0.9))] + [
     ("sharp", torch.float32, 1024, 100, 0.9, [{}])]
+# --set samplewide: the option sample_wide (session 35): rows whose 1024-entry sample does not skip (at least n of
+# its keys above the Gaussian cut: Zipf rows) take the order statistic of a 4096- or 8192-entry sample; rows that
+# skip (Gaussian, LLM-like: interpreter, 16 rows each, none took the wide sample) read 1024 as now.  Zipf top-k 50
+# candidates about 760 -> 330 a row (interpreter, V=131072), under the finish's 512-key tile.  sample_cut=4096 for
+# every row beside it (session 35 call 1: Zipf 22-25 % faster, the others 4-6 % slower)
+SWIDE = [{}, dict(sample_wide=4096), dict(sample_wide=8192), dict(sample_cut=4096)]
+SWIDE_CASES = [("hzipf", torch.float32, 1024, 50, None, SWIDE), ("hzipf", torch.float32, 1024, 100, 0.9, SWIDE)] + [
+    (d, torch.float32, 1024, k, p, SWIDE[:2]) for d in ("hgauss", "hllm") for k, p in ((50, None), (100, 0.9))] + [
+    ("hzipf", torch.bfloat16, 1024, 50, None, SWIDE[:3]), ("hzipf", torch.float32, 1024, None, 0.9, SWIDE[:2]),
+    ("hzipf", torch.float32, 256, 50, None, SWIDE[:2]), ("hllm", torch.bfloat16, 1024, 50, None, SWIDE[:2])]
 MASKED_SETS = {"slotties"}  # these time and compare the masked logits
 SETS = {"geometry": CASES, "layout": LAYOUT_CASES, "topp": TOPP_CASES, "split": SPLIT_CASES, "batch": BATCH_CASES,
         "agg": AGG_CASES, "share": SHARE_CASES, "defer": DEFER_CASES, "kp": KP_CASES,
@@ -212,7 +222,7 @@ SETS = {"geometry": CASES, "layout": LAYOUT_CASES, "topp": TOPP_CASES, "split": 
         "defaults": DEF_CASES, "rows": ROW_CASES, "rows_miss": ROW_MISS_CASES, "kp_harness": KP_H_CASES,
         "kp_rows": KP_R_CASES, "lanes": LANES_CASES, "rowprog": ROWPROG_CASES, "samplecut": SCUT_CASES,
         "slotties": SLOTT_CASES, "samplecut4096": SCUT4_CASES,
-        "toppfloor": FLOOR_CASES}
+        "toppfloor": FLOOR_CASES, "samplewide": SWIDE_CASES}
 
 
 def main() -> None:

@@ -469,7 +469,7 @@ def _zipf_rows(seed: int, B: int, V: int):
     return np.stack([rng.permutation(base) for _ in range(B)])
 
 
-def _cut_candidates(x, k: int, sample_cut: int, p: float | None = None, rowcap: int = 0):
+def _cut_candidates(x, k: int, sample_cut: int, p: float | None = None, rowcap: int = 0, sample_wide: int = 0):
     """Entries of each row of float32 ``x`` above the (gathering) cut that ``cut_kernel`` gives a top-k ``k``
     request, or a top-p ``p`` request with two cuts and a slot of ``rowcap`` keys."""
     B, V = x.shape
@@ -481,7 +481,7 @@ def _cut_candidates(x, k: int, sample_cut: int, p: float | None = None, rowcap: 
         rowcap or V, DTYPE=triton_launch.DTYPE_CODE["float32"], W=32, SAMPLE=triton_launch.SAMPLE_SIZE,
         LUT_STEPS=triton_launch.TOPK_LUT_STEPS_PER_OCTAVE, TOPK_LUT_N=triton_launch.TOPK_DELTA.size,
         TOPP_LUT_N=triton_launch.TOPP_DELTA.size, TWO_CUTS=0 if p is None else triton_launch.TWO_CUT_SHARE,
-        SAMPLE_CUT=sample_cut, num_warps=4)
+        SAMPLE_CUT=sample_cut, SAMPLE_WIDE=sample_wide, num_warps=4)
     keys = keys_from_bits(bits_of_values(x.cpu().numpy(), "float32"), "float32").astype(np.int64)
     return (keys > cut[:, :1].cpu().numpy()).sum(axis=1)
 
@@ -495,9 +495,18 @@ def test_sample_cut_bounds_heavy_tailed_rows_candidates():
     gauss, both = _cut_candidates(x, 50, 0), _cut_candidates(x, 50, 1024)
     assert (both <= gauss).all() and (both >= 50).all(), (gauss, both)
     assert both.mean() < 0.6 * gauss.mean(), (gauss, both)
+    # the option sample_wide: these rows do not skip the first sample, so they take 4096 entries' order
+    # statistic: about 300 -> 170 candidates (interpreter), never below k
+    wide = _cut_candidates(x, 50, 1024, sample_wide=4096)
+    assert (wide <= both).all() and (wide >= 50).all() and wide.mean() < 0.7 * both.mean(), (both, wide)
     gauss, both = _cut_candidates(x, 0, 0, p=0.9, rowcap=2048), _cut_candidates(x, 0, 1024, p=0.9, rowcap=2048)
     assert (both <= gauss).all() and (both >= 2048 // triton_launch.TWO_CUT_SHARE).all(), (gauss, both)
     assert both.mean() < 0.6 * gauss.mean(), (gauss, both)
+    wide = _cut_candidates(x, 0, 1024, p=0.9, rowcap=2048, sample_wide=4096)
+    assert (wide <= both).all() and (wide >= 2048 // triton_launch.TWO_CUT_SHARE).all(), (both, wide)
+    # Gaussian rows skip the first sample: the same cut with and without the wide one
+    g = torch.from_numpy(np.random.default_rng(6).standard_normal((4, 32768)).astype(np.float32)).to(DEVICE)
+    assert (_cut_candidates(g, 50, 1024) == _cut_candidates(g, 50, 1024, sample_wide=4096)).all()
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
@@ -518,23 +527,27 @@ def test_sample_cut_gives_the_same_bits(dtype):
     xt = torch.from_numpy(x).to(device=DEVICE, dtype=dtype)
     k = torch.tensor([50, 20, 5, 50, 50, 30, 50, 50], device=DEVICE)
     got = {}
-    for sample_cut in (0, S):
-        opts = dict(span=1024, span_cap=256, cut_pass=True, sample_cut=sample_cut)
+    # (sample_cut, sample_wide): none, the sample, the sample and a wide one for rows that do not skip it (the
+    # wide sample's runs hold the first's, so on row 6 it reads the planted values too, plus others)
+    configs = ((0, 0), (S, 0), (S, 4 * S))
+    for sample_cut, sample_wide in configs:
+        opts = dict(span=1024, span_cap=256, cut_pass=True, sample_cut=sample_cut, sample_wide=sample_wide)
         sel = qrita.select(xt, k, None, backend="triton", options=opts)
         _check(xt, k, None, "lowest_index", sel)
         masked = qrita.top_k_top_p(xt, k, 0.9, backend="triton", options=opts, mask_value=-7.0)
-        got[sample_cut] = (sel, masked)
-    for name in ("threshold", "num_ties", "count"):
-        assert torch.equal(getattr(got[0][0], name), getattr(got[S][0], name)), name
-    assert torch.equal(got[0][1].view(torch.int16 if dtype == torch.bfloat16 else torch.int32),
-                       got[S][1].view(torch.int16 if dtype == torch.bfloat16 else torch.int32))
-    assert got[0][0].hit[6] and not got[S][0].hit[6]  # the adversarial row: a miss, still exact
-    assert got[S][0].hit[:3].all()
+        got[sample_cut, sample_wide] = (sel, masked)
+    bits = torch.int16 if dtype == torch.bfloat16 else torch.int32
+    for config in configs[1:]:
+        for name in ("threshold", "num_ties", "count"):
+            assert torch.equal(getattr(got[0, 0][0], name), getattr(got[config][0], name)), (config, name)
+        assert torch.equal(got[0, 0][1].view(bits), got[config][1].view(bits)), config
+        assert got[config][0].hit[:3].all(), config
+    assert got[0, 0][0].hit[6] and not got[S, 0][0].hit[6]  # the adversarial row: a miss, still exact
     # a top-p alone: the sample raises the second (gathering) cut of the Zipf rows; the answer is the oracle's
     # either way (top-p bits may differ inside SPEC's window when a row's path changes)
     p = torch.tensor([0.9, 0.5, 0.99, 0.9, 0.9, 0.8, 0.9, 0.9], device=DEVICE)
-    for sample_cut in (0, S):
-        opts = dict(span=1024, span_cap=256, cut_pass=True, sample_cut=sample_cut)
+    for sample_cut, sample_wide in configs:
+        opts = dict(span=1024, span_cap=256, cut_pass=True, sample_cut=sample_cut, sample_wide=sample_wide)
         _check(xt, None, p, "lowest_index", qrita.select(xt, None, p, backend="triton", options=opts))
 
 
@@ -581,7 +594,8 @@ def test_one_row_waves_give_one_waves_bits(two_cuts, monkeypatch):
     ("name", "value"),
     [("span", 300), ("span_cap", 0), ("span_block", 96), ("span_warps", 3), ("num_pivots", 0), ("miss_rounds", -1),
      ("reg_cap", True), ("round_warps", 2.0), ("round_unroll", 3), ("span_layout", "wide"), ("two_cut_share", 3),
-     ("append_agg", 96), ("search_maxnreg", 100), ("sample_cut", 300), ("sample_cut", True)],
+     ("append_agg", 96), ("search_maxnreg", 100), ("sample_cut", 300), ("sample_cut", True),
+     ("sample_wide", 3000)],
 )
 def test_bad_options_name_the_option(name, value):
     x = _logits(6, 2, 300, torch.float32)

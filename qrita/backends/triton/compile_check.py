@@ -145,7 +145,9 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
         for sample_cut in (0, launch.SAMPLE_CUT or 1024):  # option sample_cut (a request with a top-k)
             name = f"cut_kernel[{dtype}" + (", two_cuts" if two_cuts else "") + (", sample_cut]" if sample_cut else "]")
             share = launch.TWO_CUT_SHARE if two_cuts else 0
-            yield name, _source(kernels.cut_kernel, cut_args, dict(cut_const, TWO_CUTS=share, SAMPLE_CUT=sample_cut)), 4
+            wide = launch.SAMPLE_WIDE if sample_cut else 0  # option sample_wide, as launched by default
+            yield name, _source(kernels.cut_kernel, cut_args,
+                                dict(cut_const, TWO_CUTS=share, SAMPLE_CUT=sample_cut, SAMPLE_WIDE=wide)), 4
     # Each variant names what differs from SPAN_BASE: has_p (a top-p), prefetch (option), cut_in (the cut
     # computed by cut_kernel, above CUT_PASS_MIN_ROWS rows), need_min (the smallest key tracked), wide (a
     # small scalar top-k alone over many rows, launch.span_of), with_idx (token indices kept for sampling),

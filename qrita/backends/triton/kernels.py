@@ -223,29 +223,26 @@ def topk_delta(lut_ptr, n_eff, k, LUT_STEPS: tl.constexpr, TOPK_LUT_N: tl.conste
 
 
 @triton.jit
-def sample_cut_key(x_row, stride_xv, V, kk, floor, DTYPE: tl.constexpr, W: tl.constexpr, S: tl.constexpr):
-    """A cut key for the top ``kk`` (float32, >= 1) entries of a row from ``S`` entries (runs of 32 spread
-    over the row): the key just below the sample's ``n``-th largest value, so that the candidates are the entries
-    ``>=`` it (0, no cut, when the sample cannot place it: ``V < S``, ``n > S`` or that value not finite).
-
-    If the row's ``kk - 1`` largest entries sit at random positions, the number of sampled entries among them
-    is about Poisson with mean ``lam = (kk - 1) S / V``; the row keeps fewer than ``kk`` candidates only if
-    ``n`` or more are, so ``n`` is the smallest count with ``P(Poisson(lam) >= n) < 1e-5`` (a normal bound
-    above ``lam = 16``).  Top-k 50 of 131072 with ``S = 1024``: ``n = 6``, about ``n V / S = 768``
-    candidates expected on any distribution (686 on average on 16 Zipf rows, interpreter).  A row where it
-    fails misses: slower, never wrong.
-
-    Returns the higher of that key and ``floor`` (int64, the row's model cut): where fewer than ``n`` sampled
-    keys exceed ``floor + 1`` the order statistic cannot be higher, and its search is skipped (rows whose
-    Gaussian cut is already tight)."""
-    # S // 32 runs of 32 neighbours, the runs V // (S // 32) apart: whole cache lines, not S scattered sectors
-    # (single entries V // S apart cost about 40 us a wave of 1024 rows on the H100, session 33).  For a fixed
-    # set of positions the count among a randomly placed top kk - 1 is the same hypergeometric draw
+def sample_entries(x_row, stride_xv, V, DTYPE: tl.constexpr, S: tl.constexpr):
+    """``S`` entries of a row, ``S // 32`` runs of 32 neighbours ``V // (S // 32)`` apart: (raw values, float32
+    values with NaN as -inf).  Whole cache lines, not ``S`` scattered sectors (single entries ``V // S`` apart
+    cost about 40 us a wave of 1024 rows on the H100, session 33).  For a fixed set of positions the count among
+    a randomly placed top ``kk - 1`` is the same hypergeometric draw.  The runs of ``S`` are every
+    ``S2 // S``-th run of ``S2 > S``."""
     offs = tl.arange(0, S)
     pos = (offs // 32).to(tl.int64) * tl.maximum(V // (S // 32), 1) + offs % 32
     raw = tl.load(x_row + pos * stride_xv, mask=pos < V, other=float("-inf"))
     xs = upcast(raw, DTYPE)
-    xs = tl.where(xs == xs, xs, float("-inf"))  # NaN: never a candidate
+    return raw, tl.where(xs == xs, xs, float("-inf"))  # NaN: never a candidate
+
+
+@triton.jit
+def sample_rank(kk, V, S: tl.constexpr):
+    """The rank ``n`` (int32) of a sample of ``S`` entries whose value bounds the top ``kk`` of ``V``: if the
+    row's ``kk - 1`` largest entries sit at random positions, the number of sampled entries among them is
+    about Poisson with mean ``lam = (kk - 1) S / V``; fewer than ``kk`` entries lie at or above the sample's
+    ``n``-th largest only if ``n`` or more are, so ``n`` is the smallest count with ``P(Poisson(lam) >= n) <
+    1e-5`` (a normal bound above ``lam = 16``)."""
     lam = (kk - 1.0) * (S / tl.cast(V, tl.float32))
     term = tl.exp(-lam)  # P(Poisson(lam) = n - 1), summed into cdf = P(Poisson(lam) < n)
     cdf = term
@@ -255,18 +252,57 @@ def sample_cut_key(x_row, stride_xv, V, kk, floor, DTYPE: tl.constexpr, W: tl.co
         term = tl.where(more, term * (lam / i), term)
         cdf = tl.where(more, cdf + term, cdf)
         n += more.to(tl.int32)
-    n = tl.where(lam > 16.0, tl.ceil(lam + 4.5 * tl.sqrt(lam) + 3.0).to(tl.int32), n)
-    # the n-th largest by taking out the largest value (with its ties) n times at most: about n pairs of block
-    # reductions (a bitonic tl.sort of the sample measured 100-400 us a wave of 1024 rows, H100)
-    above = tl.sum((keys_of(raw, DTYPE, W).to(tl.int64) > floor + 1).to(tl.int32), axis=0)
+    return tl.where(lam > 16.0, tl.ceil(lam + 4.5 * tl.sqrt(lam) + 3.0).to(tl.int32), n)
+
+
+@triton.jit
+def nth_largest(xs, n, go):
+    """(t, c): the ``n``-th largest of ``xs`` found by taking out the largest value (with its ties) ``n`` times
+    at most, about ``n`` pairs of block reductions (a bitonic ``tl.sort`` of the sample measured 100-400 us a
+    wave of 1024 rows, H100); ``c`` counts the entries at or above ``t``.  Nothing when ``go`` is false (c 0)."""
     c = tl.zeros((), tl.int32)
     t = float("inf")
-    while (c < n) & (t > float("-inf")) & (above >= n):
+    while (c < n) & (t > float("-inf")) & go:
         t = tl.max(xs, axis=0)
         top = xs == t
         c += tl.sum(top.to(tl.int32), axis=0)
         xs = tl.where(top, float("-inf"), xs)
-    ok = (V >= S) & (c >= n) & (tl.abs(t) < float("inf"))
+    return t, c
+
+
+@triton.jit
+def sample_cut_key(x_row, stride_xv, V, kk, floor, DTYPE: tl.constexpr, W: tl.constexpr, S: tl.constexpr,
+                   S_WIDE: tl.constexpr = 0):
+    """A cut key for the top ``kk`` (float32, >= 1) entries of a row from ``S`` entries
+    (:func:`sample_entries`): the key just below the sample's ``n``-th largest value (:func:`sample_rank`), so
+    that the candidates are the entries ``>=`` it (0, no cut, when the sample cannot place it: ``V < S``,
+    ``n > S`` or that value not finite).  Top-k 50 of 131072 with ``S = 1024``: ``n = 6``, about ``n V / S =
+    768`` candidates expected on any distribution (686 on average on 16 Zipf rows, interpreter).  A row where
+    it fails misses: slower, never wrong.
+
+    Returns the higher of that key and ``floor`` (int64, the row's model cut): where fewer than ``n`` sampled
+    keys exceed ``floor + 1`` the order statistic cannot be higher, and its search is skipped (rows whose
+    Gaussian cut is already tight).
+
+    ``S_WIDE > S`` (option ``sample_wide``, 0 = off): a row whose ``S`` sampled keys do not skip (at least
+    ``n`` exceed the model cut: a heavier upper tail than the model's, Zipf rows) takes the order statistic of
+    ``S_WIDE`` entries instead (``V >= S_WIDE``), which leaves about ``n' V / S_WIDE`` candidates (top-k 50 of
+    131072 with 4096: ``n' = 9``, about 290) with the same bound on a miss: a Zipf row's candidates then fit the
+    finish's smallest register tile.  Rows that skip read only the ``S`` entries, as without it."""
+    raw, xs = sample_entries(x_row, stride_xv, V, DTYPE, S)
+    n = sample_rank(kk, V, S)
+    above = tl.sum((keys_of(raw, DTYPE, W).to(tl.int64) > floor + 1).to(tl.int32), axis=0)
+    fits = V >= S
+    if S_WIDE > S:
+        if (above >= n) & (V >= S_WIDE):
+            raw_w, xs_w = sample_entries(x_row, stride_xv, V, DTYPE, S_WIDE)
+            n = sample_rank(kk, V, S_WIDE)
+            t, c = nth_largest(xs_w, n, n <= S_WIDE)
+        else:
+            t, c = nth_largest(xs, n, above >= n)
+    else:
+        t, c = nth_largest(xs, n, above >= n)
+    ok = fits & (c >= n) & (tl.abs(t) < float("inf"))
     return tl.maximum(floor, tl.where(ok, key_of_value(tl.where(ok, t, 0.0), DTYPE, W).to(tl.int64) - 1, 0))
 
 
@@ -277,14 +313,15 @@ TOPP_FLOOR_K = tl.constexpr(128)  # a top-p row's cut is no higher than the top-
 def row_cut_key(x_row, stride_xv, V, k_active, k, p_mode, p, topk_lut_ptr, topp_lut_ptr,
                 DTYPE: tl.constexpr, W: tl.constexpr, SAMPLE: tl.constexpr, LUT_STEPS: tl.constexpr,
                 TOPK_LUT_N: tl.constexpr, TOPP_LUT_N: tl.constexpr, rowcap=0, TWO_CUTS: tl.constexpr = 0,
-                SAMPLE_CUT: tl.constexpr = 0):
+                SAMPLE_CUT: tl.constexpr = 0, SAMPLE_WIDE: tl.constexpr = 0):
     """Keys of the sigma-truncation cuts (0 = no usable cut: every keepable entry is a candidate):
     (gathering cut, low cut).
 
     ``SAMPLE_CUT`` (a power of two, 0 = off; option ``sample_cut``): a top-k row's cut, and a top-p
     row's second (gathering) cut, are at least an order statistic of a sample of ``SAMPLE_CUT``
     entries (:func:`sample_cut_key`), which bounds the candidates of rows whose upper tail is heavier than
-    the Gaussian model's.
+    the Gaussian model's; ``SAMPLE_WIDE`` (option ``sample_wide``) a larger sample for the rows where the
+    first one does not skip (:func:`sample_cut_key`).
 
     Without ``TWO_CUTS`` (0) both are the cut ``t``.  With it, a top-p row whose model
     predicts more than its slot of ``rowcap`` keys above ``t`` (``t`` below the
@@ -322,7 +359,7 @@ def row_cut_key(x_row, stride_xv, V, k_active, k, p_mode, p, topk_lut_ptr, topp_
     key = cut_key_of(t, usable, DTYPE, W)
     if SAMPLE_CUT:
         if k_active:  # a top-k row (a top-p row alone keeps its model's cut)
-            key = sample_cut_key(x_row, stride_xv, V, kk, key, DTYPE, W, SAMPLE_CUT)
+            key = sample_cut_key(x_row, stride_xv, V, kk, key, DTYPE, W, SAMPLE_CUT, SAMPLE_WIDE)
     gkey = key
     if TWO_CUTS:
         # the finite entries the sample predicts, and the top-k cuts for rowcap and rowcap // TWO_CUTS of them
@@ -334,7 +371,8 @@ def row_cut_key(x_row, stride_xv, V, k_active, k, p_mode, p, topk_lut_ptr, topp_
         key2 = cut_key_of(t2, usable, DTYPE, W)
         if SAMPLE_CUT:
             if switch:  # the gathering cut, like a top-k cut, no lower than the sample's for its count
-                key2 = sample_cut_key(x_row, stride_xv, V, cap * (1.0 / TWO_CUTS), key2, DTYPE, W, SAMPLE_CUT)
+                key2 = sample_cut_key(x_row, stride_xv, V, cap * (1.0 / TWO_CUTS), key2, DTYPE, W, SAMPLE_CUT,
+                                      SAMPLE_WIDE)
         gkey = tl.where(switch & (key2 > key), key2, key)
     return gkey, key
 
@@ -505,17 +543,19 @@ def cut_kernel(
     TWO_CUTS: tl.constexpr = 0,
     PDL: tl.constexpr = 0,
     SAMPLE_CUT: tl.constexpr = 0,
+    SAMPLE_WIDE: tl.constexpr = 0,
 ):
     """The sigma-truncation cuts of each row of a wave, once per row (grid (rows,)), for the span pass:
     ``cut[slot] = (gathering cut, low cut)`` (:func:`row_cut_key`; ``SAMPLE_CUT``: a top-k row's cut is
-    raised to a sample's order statistic where that is higher, :func:`sample_cut_key`)."""
+    raised to a sample's order statistic where that is higher, :func:`sample_cut_key`, of ``SAMPLE_WIDE``
+    entries where the ``SAMPLE_CUT`` entries do not skip)."""
     pdl_start(PDL)
     slot = tl.program_id(0)
     row = (row0 + slot).to(tl.int64)
     k_active, k, row_p_mode, p = row_params(row, k_ptr, k_scalar, p_ptr, p_scalar, V, k_mode, p_mode)
     cut, low = row_cut_key(x_ptr + row * stride_xb, stride_xv, V, k_active, k, row_p_mode, p, topk_lut_ptr,
                            topp_lut_ptr, DTYPE, W, SAMPLE, LUT_STEPS, TOPK_LUT_N, TOPP_LUT_N, rowcap, TWO_CUTS,
-                           SAMPLE_CUT)
+                           SAMPLE_CUT, SAMPLE_WIDE)
     tl.store(cut_ptr + slot * 2, cut)
     tl.store(cut_ptr + slot * 2 + 1, low)
 

@@ -91,6 +91,13 @@ LANE_SAMPLES = 1024  # entries of the strided sample that places a top-p row's f
 # 633.3, k100+p0.9 407.5 -> 419.8 (single entries V // 1024 apart, call 1, cost them 40 us: a DRAM sector each)
 SAMPLE_CUT = 1024
 SAMPLE_CUT_CHOICES = (0, 512, 1024, 2048, 4096)
+# default of the option sample_wide (entries, 0 = off; above sample_cut): a row whose sample_cut entries do not skip
+# (at least n of them above the model cut: Zipf rows) takes the order statistic of this many entries instead
+# (kernels.sample_cut_key), rows that skip (Gaussian, LLM-like) read only the first sample.  Session 35 call 1
+# (H100, select, B=1024, fp32): sample_cut=4096 for every row gave Zipf top-k 50 436.8 -> 339.3 us, k100+p0.9
+# 603.3 -> 471.9, bf16 top-k 50 423.6 -> 315.8, but Gaussian / LLM-like top-k 50 285.8 -> 297.0 / 290.1 -> 302.7
+# (docs/bench/h100-2026-12-06/session35/); off until sweep_triton.py --set samplewide has measured it
+SAMPLE_WIDE = 0
 # default of the option kp_softmax: a scalar top-k with a top-p computes the row's softmax partials
 # and keeps the top-p geometry (True), or skips them and takes the top-k geometry (False, run_select)
 KP_SOFTMAX = False
@@ -314,6 +321,9 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
     # a top-k row's cut no lower than a sample's order statistic (kernels.sample_cut_key; cut_kernel only)
     sample_cut = int_option(opts, "sample_cut", SAMPLE_CUT, choices=SAMPLE_CUT_CHOICES)
     sample_cut = sample_cut if (req.k is not None or two_cuts_opt) and truncation else 0
+    # a larger sample for the rows whose first sample does not skip (kernels.sample_cut_key)
+    sample_wide = int_option(opts, "sample_wide", SAMPLE_WIDE, choices=SAMPLE_CUT_CHOICES + (8192,))
+    sample_wide = sample_wide if sample_wide > sample_cut > 0 else 0
     value_lanes = value_lanes or sample_lanes
     # span-pass slot appends: one atomic per selected entry (0, the default; ptxas aggregates them per warp),
     # or per column of AGG entries (kernels.append_keys).  H200 (b1e6232): AGG=256 (one atomic per thread
@@ -516,7 +526,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                     x, x.stride(0), x.stride(1), V, row0, k_ptr, k_s, p_ptr, p_s, k_mode, p_mode,
                     topk_lut, topp_lut, cut, n_spans * span_cap, SAMPLE=SAMPLE_SIZE,
                     LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE, TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size,
-                    TWO_CUTS=two_cut_share if two_cuts else 0, SAMPLE_CUT=sample_cut,
+                    TWO_CUTS=two_cut_share if two_cuts else 0, SAMPLE_CUT=sample_cut, SAMPLE_WIDE=sample_wide,
                     **pdl_kw, num_warps=4, **common,
                 )
             kernels.span_kernel[(rows, n_spans)](
