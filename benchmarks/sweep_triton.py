@@ -215,14 +215,21 @@ SWIDE_CASES = [("hzipf", torch.float32, 1024, 50, None, SWIDE), ("hzipf", torch.
     (d, torch.float32, 1024, k, p, SWIDE[:2]) for d in ("hgauss", "hllm") for k, p in ((50, None), (100, 0.9))] + [
     ("hzipf", torch.bfloat16, 1024, 50, None, SWIDE[:3]), ("hzipf", torch.float32, 1024, None, 0.9, SWIDE[:2]),
     ("hzipf", torch.float32, 256, 50, None, SWIDE[:2]), ("hllm", torch.bfloat16, 1024, 50, None, SWIDE[:2])]
-MASKED_SETS = {"slotties"}  # these time and compare the masked logits
+# --set samplewide_masked (masked, out of place): bf16 top-k 50 masking with the wide sample, and with slot_ties on
+# it (session 35 call 1: slot_ties 2-6 % faster on bf16 LLM-like and Gaussian top-k rows, 30 % slower on Zipf rows,
+# whose 760 candidates a wide sample takes to about 330)
+SWIDE_M = [{}, dict(sample_wide=4096), dict(sample_wide=4096, slot_ties=True)]
+SWIDE_M_CASES = [(d, torch.bfloat16, 1024, 50, None, SWIDE_M) for d in ("hzipf", "hllm", "hgauss")] + [
+    ("hzipf", torch.float32, 1024, 50, None, SWIDE_M[:2])]
+MASKED_SETS = {"slotties", "samplewide_masked"}  # these time and compare the masked logits
 SETS = {"geometry": CASES, "layout": LAYOUT_CASES, "topp": TOPP_CASES, "split": SPLIT_CASES, "batch": BATCH_CASES,
         "agg": AGG_CASES, "share": SHARE_CASES, "defer": DEFER_CASES, "kp": KP_CASES,
         "share_hi": SHARE_HI_CASES, "fold": FOLD_CASES, "occupancy": OCC_CASES,
         "defaults": DEF_CASES, "rows": ROW_CASES, "rows_miss": ROW_MISS_CASES, "kp_harness": KP_H_CASES,
         "kp_rows": KP_R_CASES, "lanes": LANES_CASES, "rowprog": ROWPROG_CASES, "samplecut": SCUT_CASES,
         "slotties": SLOTT_CASES, "samplecut4096": SCUT4_CASES,
-        "toppfloor": FLOOR_CASES, "samplewide": SWIDE_CASES}
+        "toppfloor": FLOOR_CASES, "samplewide": SWIDE_CASES,
+        "samplewide_masked": SWIDE_M_CASES}
 
 
 def main() -> None:
