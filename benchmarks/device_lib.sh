@@ -135,3 +135,23 @@ triton_ab_suites() {
   triton_gpu_suites $left "$3"
   grep -v -i warning "/tmp/$1.log" | tail -40 >> "$P"
 }
+
+# suites_with_default VAR VALUE SMALL_K: triton_gpu_suites until 560 s from the start (at least 60) with SMALL_K,
+# with launch.py's default `VAR = ...` set to VALUE by a sed on the device's disposable copy of the tree (the line
+# logged into $P) and put back after
+suites_with_default() {
+  local file=qrita/backends/triton/launch.py old left
+  old=$(grep -m1 "^$1 = " "$file" | cut -d' ' -f3-)
+  sed -i "s/^$1 = $old\$/$1 = $2/" "$file"
+  grep -n "^$1 = " "$file" >> "$P"
+  left=$((560 - (SECONDS - T0)))
+  [ $left -lt 60 ] && left=60
+  triton_gpu_suites $left "$3"
+  sed -i "s/^$1 = $2\$/$1 = $old/" "$file"
+}
+
+# sweep_tails NAME...: the last lines of each sweep's log (/tmp/NAME.log) into $P
+sweep_tails() {
+  local f
+  for f in "$@"; do echo "== $f"; grep -v -i warning "/tmp/$f.log" | tail -30; done >> "$P"
+}

@@ -17,10 +17,5 @@ set -u
 device_start "${1:?commit SHA}" "(sample_wide)"
 sweep_set samplewide samplewide 100
 sweep_set samplewide_masked samplewide_masked 60
-sed -i 's/^SAMPLE_WIDE = 0$/SAMPLE_WIDE = 4096/' qrita/backends/triton/launch.py
-grep -n "^SAMPLE_WIDE" qrita/backends/triton/launch.py >> "$P"
-left=$((560 - (SECONDS - T0)))
-[ $left -lt 60 ] && left=60
-triton_gpu_suites $left "sample_cut or waves or cut_floor"
-sed -i 's/^SAMPLE_WIDE = 4096$/SAMPLE_WIDE = 0/' qrita/backends/triton/launch.py
-for f in samplewide samplewide_masked; do echo "== $f"; grep -v -i warning "/tmp/$f.log" | tail -30; done >> "$P"
+suites_with_default SAMPLE_WIDE 4096 "sample_cut or waves or cut_floor"
+sweep_tails samplewide samplewide_masked

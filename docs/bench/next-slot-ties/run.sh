@@ -15,10 +15,5 @@ set -u
 device_start "${1:?commit SHA}" "(slot ties, sample cut 4096)"
 sweep_set slotties slotties 100
 sweep_set samplecut4096 samplecut4096 45
-sed -i 's/^SLOT_TIES = False$/SLOT_TIES = True/' qrita/backends/triton/launch.py
-grep -n "^SLOT_TIES" qrita/backends/triton/launch.py >> "$P"
-left=$((560 - (SECONDS - T0)))
-[ $left -lt 60 ] && left=60
-triton_gpu_suites $left "scatter or sample_cut or waves"
-sed -i 's/^SLOT_TIES = True$/SLOT_TIES = False/' qrita/backends/triton/launch.py
-for f in slotties samplecut4096; do echo "== $f"; grep -v -i warning "/tmp/$f.log" | tail -30; done >> "$P"
+suites_with_default SLOT_TIES True "scatter or sample_cut or waves"
+sweep_tails slotties samplecut4096
