@@ -136,18 +136,21 @@ triton_ab_suites() {
   grep -v -i warning "/tmp/$1.log" | tail -40 >> "$P"
 }
 
-# suites_with_default VAR VALUE SMALL_K: triton_gpu_suites until 560 s from the start (at least 60) with SMALL_K,
-# with launch.py's default `VAR = ...` set to VALUE by a sed on the device's disposable copy of the tree (the line
+# suites_with_defaults SMALL_K VAR=VALUE...: triton_gpu_suites until 560 s from the start (at least 60) with SMALL_K,
+# with launch.py's defaults `VAR = ...` set to VALUE by seds on the device's disposable copy of the tree (the lines
 # logged into $P) and put back after
-suites_with_default() {
-  local file=qrita/backends/triton/launch.py old left
-  old=$(grep -m1 "^$1 = " "$file" | cut -d' ' -f3-)
-  sed -i "s/^$1 = $old\$/$1 = $2/" "$file"
-  grep -n "^$1 = " "$file" >> "$P"
+suites_with_defaults() {
+  local file=qrita/backends/triton/launch.py k=$1 pair left
+  shift
+  cp "$file" /tmp/launch.py.orig
+  for pair in "$@"; do
+    sed -i "s/^${pair%%=*} = .*\$/${pair%%=*} = ${pair#*=}/" "$file"
+    grep -n "^${pair%%=*} = " "$file" >> "$P"
+  done
   left=$((560 - (SECONDS - T0)))
   [ $left -lt 60 ] && left=60
-  triton_gpu_suites $left "$3"
-  sed -i "s/^$1 = $2\$/$1 = $old/" "$file"
+  triton_gpu_suites $left "$k"
+  cp /tmp/launch.py.orig "$file"
 }
 
 # sweep_tails NAME...: the last lines of each sweep's log (/tmp/NAME.log) into $P

@@ -221,7 +221,17 @@ SWIDE_CASES = [("hzipf", torch.float32, 1024, 50, None, SWIDE), ("hzipf", torch.
 SWIDE_M = [{}, dict(sample_wide=4096), dict(sample_wide=4096, slot_ties=True)]
 SWIDE_M_CASES = [(d, torch.bfloat16, 1024, 50, None, SWIDE_M) for d in ("hzipf", "hllm", "hgauss")] + [
     ("hzipf", torch.float32, 1024, 50, None, SWIDE_M[:2])]
-MASKED_SETS = {"slotties", "samplewide_masked"}  # these time and compare the masked logits
+# --set streams / streams_masked: the option streams=2 (session 35): a call's waves alternate over the call's stream
+# and a side stream, each with its own scratch (waves of 256 rows instead of 512 at B=1024), so that one wave's
+# one-program-a-row kernels (cut, finish, updates) and compute-bound miss rounds run beside the other's row passes
+STRM = [{}, dict(streams=2)]
+STRM_CASES = [(d, torch.float32, 1024, k, p, STRM) for d, k, p in (
+    ("hllm", 50, None), ("hgauss", None, 0.9), ("hzipf", 50, None), ("hzipf", None, 0.9), ("hllm", None, 0.9),
+    ("hllm", 100, 0.9), ("hgauss", 50, None))] + [("hllm", torch.bfloat16, 1024, 50, None, STRM)]
+STRM_M_CASES = [(d, torch.float32, 1024, k, p, STRM) for d, k, p in (
+    ("hllm", 50, None), ("hgauss", None, 0.9), ("hzipf", 50, None), ("hllm", None, 0.9), ("hzipf", None, 0.9))] + [
+    ("hllm", torch.bfloat16, 1024, 50, None, STRM), ("hllm", torch.float32, 256, 50, None, STRM)]
+MASKED_SETS = {"slotties", "samplewide_masked", "streams_masked"}  # these time and compare the masked logits
 SETS = {"geometry": CASES, "layout": LAYOUT_CASES, "topp": TOPP_CASES, "split": SPLIT_CASES, "batch": BATCH_CASES,
         "agg": AGG_CASES, "share": SHARE_CASES, "defer": DEFER_CASES, "kp": KP_CASES,
         "share_hi": SHARE_HI_CASES, "fold": FOLD_CASES, "occupancy": OCC_CASES,
@@ -229,7 +239,7 @@ SETS = {"geometry": CASES, "layout": LAYOUT_CASES, "topp": TOPP_CASES, "split": 
         "kp_rows": KP_R_CASES, "lanes": LANES_CASES, "rowprog": ROWPROG_CASES, "samplecut": SCUT_CASES,
         "slotties": SLOTT_CASES, "samplecut4096": SCUT4_CASES,
         "toppfloor": FLOOR_CASES, "samplewide": SWIDE_CASES,
-        "samplewide_masked": SWIDE_M_CASES}
+        "samplewide_masked": SWIDE_M_CASES, "streams": STRM_CASES, "streams_masked": STRM_M_CASES}
 
 
 def main() -> None:

@@ -554,9 +554,9 @@ def test_sample_cut_gives_the_same_bits(dtype):
 @pytest.mark.parametrize("two_cuts", [False, True], ids=["one-cut", "two-cuts"])
 def test_one_row_waves_give_one_waves_bits(two_cuts, monkeypatch):
     """Rows are processed in waves that reuse the scratch (slot, counters, partials).  With one row
-    a wave, every buffer is reused by the next row: select, masking and sampling must give the bits
-    of a single wave, on rows that hit, miss (top-p over a Gaussian row), cut ties and keep
-    everything, with the cut in its own launch and in the span programs."""
+    a wave, every buffer is reused by the next row (or, with the option streams, the row after next):
+    select, masking and sampling must give the bits of a single wave, on rows that hit, miss (top-p over a
+    Gaussian row), cut ties and keep everything, with the cut in its own launch and in the span programs."""
     rng = np.random.default_rng(31)
     V = 1500
     x = np.round(rng.standard_normal((5, V)) * 3).astype(np.float32)  # ties
@@ -572,13 +572,15 @@ def test_one_row_waves_give_one_waves_bits(two_cuts, monkeypatch):
         one_wave = (qrita.select(xt, k, p, backend="triton", options=opts),
                     qrita.top_k_top_p(xt, k, p, backend="triton", options=opts, mask_value=-9.0))
         _check(xt, k, p, "lowest_index", one_wave[0])
-        with monkeypatch.context() as m:
-            m.setattr(triton_launch, "SCRATCH_BYTES", 1)  # one row a wave
-            waves = (qrita.select(xt, k, p, backend="triton", options=opts),
-                     qrita.top_k_top_p(xt, k, p, backend="triton", options=opts, mask_value=-9.0))
-        for name in ("threshold", "num_ties", "count", "hit"):
-            assert torch.equal(getattr(waves[0], name), getattr(one_wave[0], name)), name
-        assert torch.equal(waves[1].view(torch.int32), one_wave[1].view(torch.int32))
+        # ... and with the waves alternating over two scratch sets (option streams: on CUDA two streams as well)
+        for wave_opts in (opts, dict(opts, streams=2)):
+            with monkeypatch.context() as m:
+                m.setattr(triton_launch, "SCRATCH_BYTES", 1)  # one row a wave
+                waves = (qrita.select(xt, k, p, backend="triton", options=wave_opts),
+                         qrita.top_k_top_p(xt, k, p, backend="triton", options=wave_opts, mask_value=-9.0))
+            for name in ("threshold", "num_ties", "count", "hit"):
+                assert torch.equal(getattr(waves[0], name), getattr(one_wave[0], name)), (wave_opts, name)
+            assert torch.equal(waves[1].view(torch.int32), one_wave[1].view(torch.int32)), wave_opts
     monkeypatch.setattr(triton_launch, "SPAN_CAP", 32)
     monkeypatch.setattr(triton_launch, "MAX_SPAN", 256)
     monkeypatch.setattr(triton_launch, "TWO_CUTS", two_cuts)
@@ -595,7 +597,7 @@ def test_one_row_waves_give_one_waves_bits(two_cuts, monkeypatch):
     [("span", 300), ("span_cap", 0), ("span_block", 96), ("span_warps", 3), ("num_pivots", 0), ("miss_rounds", -1),
      ("reg_cap", True), ("round_warps", 2.0), ("round_unroll", 3), ("span_layout", "wide"), ("two_cut_share", 3),
      ("append_agg", 96), ("search_maxnreg", 100), ("sample_cut", 300), ("sample_cut", True),
-     ("sample_wide", 3000)],
+     ("sample_wide", 3000), ("streams", 3)],
 )
 def test_bad_options_name_the_option(name, value):
     x = _logits(6, 2, 300, torch.float32)
@@ -812,6 +814,45 @@ def test_no_sync_graph_capture_determinism_and_batch_invariance():
 
 @gpu
 @pytest.mark.skipif(not ON_GPU, reason="needs a CUDA GPU")
+def test_two_streams_give_the_bits_under_capture_without_sync():
+    """The option streams=2 (waves alternating over the call's stream and a side stream, each with its own
+    scratch): the bits of one stream for select and masking (top-k rows that hit, Zipf rows with more
+    candidates, top-p rows that miss), no host sync, a CUDA graph capture that forks into the side stream and
+    joins it, and at most 16 MiB of scratch."""
+    from backends import cuda_peak_extra_bytes
+
+    g = torch.Generator(device="cuda").manual_seed(5)
+    x0 = torch.randn(1024, 131072, device="cuda", generator=g)
+    x0[::3] = torch.from_numpy(_zipf_rows(9, 342, 131072)).cuda()
+    two = dict(streams=2)
+    for k, p in ((50, None), (None, 0.9), (100, 0.9)):
+        ref_sel = qrita.select(x0, k, p, backend="triton")
+        ref = qrita.top_k_top_p(x0, k, p, backend="triton")
+        qrita.top_k_top_p(x0, k, p, backend="triton", options=two)  # warm-up
+        torch.cuda.synchronize()
+        torch.cuda.set_sync_debug_mode("error")
+        try:
+            sel = qrita.select(x0, k, p, backend="triton", options=two)
+            got = qrita.top_k_top_p(x0, k, p, backend="triton", options=two)
+        finally:
+            torch.cuda.set_sync_debug_mode("default")
+        for name in ("threshold", "num_ties", "count", "hit"):
+            assert torch.equal(getattr(sel, name), getattr(ref_sel, name)), (k, p, name)
+        assert torch.equal(got.view(torch.int32), ref.view(torch.int32)), (k, p)
+        x = x0.clone()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            qrita.top_k_top_p(x, k, p, backend="triton", inplace=True, options=two)
+        x.copy_(x0)
+        graph.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(x.view(torch.int32), ref.view(torch.int32)), (k, p, "graph")
+        assert cuda_peak_extra_bytes(lambda x=x, k=k, p=p: qrita.top_k_top_p(
+            x, k, p, backend="triton", inplace=True, options=two)) <= 16 << 20
+
+
+@gpu
+@pytest.mark.skipif(not ON_GPU, reason="needs a CUDA GPU")
 def test_scratch_memory_is_bounded():
     x = torch.randn(1024, 262144, device="cuda")
     from backends import cuda_peak_extra_bytes
@@ -951,7 +992,7 @@ def test_poisoned_scratch_changes_no_answer(pattern, monkeypatch):
     opts = dict(span=256, span_cap=32)
     requests = [(7, None), (None, torch.tensor([0.9, 0.9, 0.95, 0.6, 0.5, 0.7], device=DEVICE)), (40, 0.8)]
 
-    def answers():
+    def answers(opts=opts, requests=requests):
         out = []
         for k, p in requests:
             sel = qrita.select(xt, k, p, backend="triton", options=opts)
@@ -979,9 +1020,15 @@ def test_poisoned_scratch_changes_no_answer(pattern, monkeypatch):
         m.setattr(torch, "empty", poisoned)
         got = answers()
         got_tokens = qrita.sample(xt, 40, 0.8, seeds=seeds, backend="triton")
+        # one row a wave, the waves alternating over two scratch sets (option streams): the second set's
+        # buffers are garbage too until its first wave writes them
+        m.setattr(triton_launch, "SCRATCH_BYTES", 1)
+        got_streams = answers(dict(opts, streams=2), requests[:2])
     for i, (a, b) in enumerate(zip(got, ref, strict=True)):
         assert torch.equal(a, b), i
     assert torch.equal(got_tokens, tokens)
+    for i, (a, b) in enumerate(zip(got_streams, ref[:10], strict=True)):
+        assert torch.equal(a, b), ("streams", i)
 
 
 @gpu

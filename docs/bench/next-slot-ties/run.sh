@@ -15,5 +15,5 @@ set -u
 device_start "${1:?commit SHA}" "(slot ties, sample cut 4096)"
 sweep_set slotties slotties 100
 sweep_set samplecut4096 samplecut4096 45
-suites_with_default SLOT_TIES True "scatter or sample_cut or waves"
+suites_with_defaults "scatter or sample_cut or waves" SLOT_TIES=True
 sweep_tails slotties samplecut4096

@@ -136,6 +136,11 @@ FOLD_PICK = True
 FUSE_DRAW = False
 # masking: cut tie groups of rows that hit resolved from the slot, not counted from the row (option slot_ties)
 SLOT_TIES = False
+# default of the option streams: a call's waves alternate over this many CUDA streams (1 or 2), each with its own
+# scratch (half the wave's rows each, so the scratch stays within SCRATCH_BYTES), so that one wave's one-program-a-row
+# kernels (cut, finish, updates, tie pick) and compute-bound miss rounds run beside another wave's row passes; the
+# same bits (no kernel depends on another wave).  Off until sweep_triton.py --set streams has measured it (session 35)
+STREAMS = 1
 # defaults of the options mask_reverse and tie_reverse, by key width: the mask of 32-bit rows and the tie counts of
 # 16-bit rows run their grids from the end (kernels.grid_cell), so that their first programs read the bytes that
 # the pass before them read last, from L2.  H200 (012726e, docs/bench/h200-2026-12-02/session18/ call A, masked out
@@ -272,6 +277,83 @@ def _per_row(value, B: int, device, dtype):
     return 2, value.to(device=device, dtype=dtype).contiguous(), 0
 
 
+class WaveScratch(NamedTuple):
+    """The scratch of the waves that one stream runs (``run_select``): every buffer is indexed by the row's slot in
+    its wave and left as the next wave needs it (the counters and tickets at zero)."""
+
+    cand: torch.Tensor  # int32 [wave, n_spans, span_cap]: each row's candidate slot
+    cidx: torch.Tensor  # ... their token indices (masking from the slot, sampling), else cand
+    part_i: torch.Tensor  # int64 [wave, n_spans, 8]: span partials
+    part_f: torch.Tensor  # float32 [wave, n_spans, 4]
+    rpart_i: torch.Tensor  # int32 [wave, n_spans, npm]: miss-round partials (then the tie counts)
+    rpart_f: torch.Tensor  # float32 [wave, n_spans, npm]
+    part_low: torch.Tensor  # int64 [wave, n_spans, 2] (two cuts: counts above the low cut), else part_i
+    cut: torch.Tensor  # int64 [wave, 2]: (gathering cut, low cut) keys
+    ctr: torch.Tensor  # int32 [wave] zeros: slot counters
+    ticket: torch.Tensor  # int32 [wave] zeros: round tickets (fold_updates)
+    chain_tk: torch.Tensor  # int32 [wave] zeros (chain_rounds), else ctr
+    chain_done: torch.Tensor  # int32 [wave] zeros (chain_rounds), else ctr
+    pick_ticket: torch.Tensor | None  # int32 [sample_wave(B, V)] zeros: run_sample's row tickets (fold_pick)
+
+
+def _wave_scratch(wave: int, n_spans: int, span_cap: int, npm: int, with_idx: bool, two_cuts: bool, pick: bool,
+                  chain: bool, B: int, V: int, dev) -> WaveScratch:
+    """One stream's :class:`WaveScratch` for waves of ``wave`` rows."""
+    cand = torch.empty((wave, n_spans, span_cap), dtype=torch.int32, device=dev)
+    part_i = torch.empty((wave, n_spans, 8), dtype=torch.int64, device=dev)
+    # a row's slot counter (atomic positions in its compact candidate slot): zero here;
+    # every kernel that uses it leaves it at zero for the next (span pass -> finish ->
+    # rounds -> updates -> next wave)
+    # and each row's round ticket (option fold_updates: the round's last program of a row runs
+    # its update), left at zero the same way; one fill for both
+    # (sampling, fold_pick) and the tickets of run_sample's part programs, one a row of its wave
+    n_pick = sample_wave(B, V) if pick else 0
+    # (chain_rounds) each row's round tickets and the count of its rounds updated, in the same fill
+    n_chain = 2 * wave if chain else 0
+    ctrs = torch.zeros(2 * wave + n_pick + n_chain, dtype=torch.int32, device=dev)
+    ctr = ctrs[:wave]
+    return WaveScratch(
+        cand=cand,
+        cidx=torch.empty((wave, n_spans, span_cap), dtype=torch.int32, device=dev) if with_idx else cand,
+        part_i=part_i,
+        part_f=torch.empty((wave, n_spans, 4), dtype=torch.float32, device=dev),
+        rpart_i=torch.empty((wave, n_spans, npm), dtype=torch.int32, device=dev),
+        rpart_f=torch.empty((wave, n_spans, npm), dtype=torch.float32, device=dev),
+        part_low=torch.empty((wave, n_spans, 2), dtype=torch.int64, device=dev) if two_cuts else part_i,
+        cut=torch.empty((wave, 2), dtype=torch.int64, device=dev),
+        ctr=ctr,
+        ticket=ctrs[wave:2 * wave],
+        chain_tk=ctrs[2 * wave + n_pick:3 * wave + n_pick] if chain else ctr,
+        chain_done=ctrs[3 * wave + n_pick:] if chain else ctr,
+        pick_ticket=ctrs[2 * wave:2 * wave + n_pick] if pick else None,
+    )
+
+
+_SIDE_STREAMS: dict = {}
+
+
+def _fork_streams(dev, n: int) -> list:
+    """The streams a call's waves alternate over (option ``streams``): [] for one (the current stream, nothing
+    forked) or off CUDA; else the current stream and a side stream of the device (one per device, kept), which
+    first waits for the current one (what it has queued: the inputs, the scratch's zero fill), so that a CUDA
+    graph capture forks into it."""
+    if n == 1 or dev.type != "cuda":
+        return []
+    main = torch.cuda.current_stream(dev)
+    side = _SIDE_STREAMS.get(dev)
+    if side is None:
+        side = _SIDE_STREAMS[dev] = torch.cuda.Stream(dev)
+    side.wait_stream(main)
+    return [main, side]
+
+
+def _join_streams(streams: list) -> None:
+    """Back on the call's stream, which waits for the side stream's waves (a capture joins it there)."""
+    if streams:
+        torch.cuda.set_stream(streams[0])
+        streams[0].wait_stream(streams[1])
+
+
 def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, states: torch.Tensor | None = None):
     """Launch the selection kernels; returns (SelectResult in torch, aux for sampling).
 
@@ -324,6 +406,8 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
     # a larger sample for the rows whose first sample does not skip (kernels.sample_cut_key)
     sample_wide = int_option(opts, "sample_wide", SAMPLE_WIDE, choices=SAMPLE_CUT_CHOICES + (8192,))
     sample_wide = sample_wide if sample_wide > sample_cut > 0 else 0
+    # CUDA streams the waves alternate over (each with a scratch of its own; with one, no stream is forked)
+    n_streams_opt = int_option(opts, "streams", STREAMS, choices=(1, 2))
     value_lanes = value_lanes or sample_lanes
     # span-pass slot appends: one atomic per selected entry (0, the default; ptxas aggregates them per warp),
     # or per column of AGG entries (kernels.append_keys).  H200 (b1e6232): AGG=256 (one atomic per thread
@@ -482,28 +566,14 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         two_cuts = two_cuts_opt and p_mode != 0 and not kp  # (a top-k row never takes the second cut)
         per_span = span_cap * 4 * (1 + with_idx) + 8 * 8 + 4 * 4 + npm * 4 + npm * 4 + 16 * two_cuts
         per_row_bytes = n_spans * per_span + 20
-        wave = max(1, min(B, wave_rows, SCRATCH_BYTES // per_row_bytes))
-        cand = torch.empty((wave, n_spans, span_cap), dtype=torch.int32, device=dev)
-        cidx = torch.empty((wave, n_spans, span_cap), dtype=torch.int32, device=dev) if with_idx else cand
-        part_i = torch.empty((wave, n_spans, 8), dtype=torch.int64, device=dev)
-        part_f = torch.empty((wave, n_spans, 4), dtype=torch.float32, device=dev)
-        rpart_i = torch.empty((wave, n_spans, npm), dtype=torch.int32, device=dev)
-        # a row's slot counter (atomic positions in its compact candidate slot): zero here;
-        # every kernel that uses it leaves it at zero for the next (span pass -> finish ->
-        # rounds -> updates -> next wave)
-        # and each row's round ticket (option fold_updates: the round's last program of a row runs
-        # its update), left at zero the same way; one fill for both
-        # (sampling, fold_pick) and the tickets of run_sample's part programs, one a row of its wave
-        n_pick = sample_wave(B, V) if sampling and fold_pick else 0
-        # (chain_rounds) each row's round tickets and the count of its rounds updated, in the same fill
-        n_chain = 2 * wave if chain else 0
-        ctrs = torch.zeros(2 * wave + n_pick + n_chain, dtype=torch.int32, device=dev)
-        ctr, ticket, pick_ticket = ctrs[:wave], ctrs[wave:2 * wave], ctrs[2 * wave:2 * wave + n_pick]
-        chain_tk = ctrs[2 * wave + n_pick:3 * wave + n_pick] if chain else ctr
-        chain_done = ctrs[3 * wave + n_pick:] if chain else ctr
-        cut = torch.empty((wave, 2), dtype=torch.int64, device=dev)  # (gathering cut, low cut) keys
-        # two_cuts: each span's count above the row's low cut, and the low cut
-        part_low = torch.empty((wave, n_spans, 2), dtype=torch.int64, device=dev) if two_cuts else part_i
+        # waves over n_streams streams (option streams; not with sampling, whose draw after the waves reads the
+        # first scratch's pick tickets), each stream's waves in a scratch of their own
+        n_streams = 1 if sampling else n_streams_opt
+        wave = max(1, min(B, wave_rows, SCRATCH_BYTES // (per_row_bytes * n_streams)))
+        n_streams = min(n_streams, triton.cdiv(B, wave))
+        scratch = [_wave_scratch(wave, n_spans, span_cap, npm, with_idx, two_cuts, sampling and fold_pick, chain, B, V,
+                                 dev) for _ in range(n_streams)]
+        pick_ticket = scratch[0].pick_ticket
         # Above a few rows the cut is computed once per row by its own launch; below,
         # every span program computes it (one launch fewer).  Same function, same bits.
         cut_in = B > CUT_PASS_MIN_ROWS if opts.get("cut_pass") is None else bool(opts["cut_pass"])
@@ -511,7 +581,6 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         all_search = (k_mode == 1 and 1 <= k_s < V) or (p_mode == 1 and 0.0 < p_s < 1.0)
         # only rows with p <= 0 (the best token and its tie group) use the count of the row maximum
         need_nmax = p_mode == 2 or (p_mode == 1 and p_s <= 0.0)
-        rpart_f = torch.empty((wave, n_spans, npm), dtype=torch.float32, device=dev)
         common = dict(DTYPE=DTYPE_CODE[req.dtype], W=kc.width)
         search_const = dict(N_SPANS_P2=n_spans_p2, SPAN_CAP=span_cap, CB=cb,
                             REG_CAP=reg_cap, REG_SMALL=reg_small, REG_MID=reg_mid, NP=np_lanes,
@@ -519,119 +588,130 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                             RADIX=bool(opts.get("radix_topk", RADIX_TOPK)),
                             MAX_ROUNDS=core_search.max_rounds(kc.width, num_pivots) + 2, KEY_NEG_INF=kc.key_neg_inf)
         ties_all = 1 if req.ties == TIES_ALL else 0
-        for row0 in range(0, B, wave):
-            rows = min(wave, B - row0)
-            if cut_in:
-                kernels.cut_kernel[(rows,)](
-                    x, x.stride(0), x.stride(1), V, row0, k_ptr, k_s, p_ptr, p_s, k_mode, p_mode,
-                    topk_lut, topp_lut, cut, n_spans * span_cap, SAMPLE=SAMPLE_SIZE,
-                    LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE, TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size,
-                    TWO_CUTS=two_cut_share if two_cuts else 0, SAMPLE_CUT=sample_cut, SAMPLE_WIDE=sample_wide,
-                    **pdl_kw, num_warps=4, **common,
-                )
-            kernels.span_kernel[(rows, n_spans)](
-                x, x.stride(0), x.stride(1), V, row0,
-                k_ptr, k_s, p_ptr, p_s, k_mode, p_mode,
-                topk_lut, topp_lut,
-                cand, part_i, part_f, n_spans, ctr, cut, cidx, part_low,
-                ticket, ties_all, int(truncation), state_i, state_f,
-                thr_key, thr_bits, num_ties, count, hit, cut_idx, lanes,
-                SPAN=span, BLOCK=block, KEY_POS_INF=kc.key_pos_inf, FOLD=fold_finish, **search_const,
-                VALUE_LANES=value_lanes, NPM=npm, SAMPLE=SAMPLE_SIZE, LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE,
-                SAMPLE_LANES=LANE_SAMPLES if sample_lanes else 0,
-                TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size, HAS_P=p_mode != 0,
-                PREFETCH=bool(opts.get("span_prefetch", False)), CUT_IN=cut_in, NEED_MIN=not all_search,
-                WITH_IDX=with_idx, STRIDED=span_layout == "strided", TWO_CUTS=two_cut_share if two_cuts else 0,
-                AGG=min(append_agg, block), DEFER=append_defer, ROW_Z=not kp, NEED_NMAX=need_nmax,
-                **pdl_kw, num_warps=span_warps,
-                **common,
-            )
-            if not fold_finish:
-                kernels.finish_kernel[(rows,)](
-                    x, x.stride(0), x.stride(1), V, row0,
-                    k_ptr, k_s, p_ptr, p_s, k_mode, p_mode, ties_all, int(truncation),
-                    cand, part_i, part_f, n_spans, ctr, state_i, state_f,
-                    thr_key, thr_bits, num_ties, count, hit, cut_idx, part_low, lanes,
-                    TWO_CUTS=two_cuts, VALUE_LANES=value_lanes, NPM=npm, num_warps=search_warps, **search_regs,
-                    SAMPLE_LANES=LANE_SAMPLES if sample_lanes else 0,
-                    **pdl_kw, **search_const,
-                    **common,
-                )
-            r = 0
-            while r < n_rounds:
-                row_mode = row_rounds and r >= span_rounds_first
-                # row_loop, chain: the rounds left, one launch (chain: n_loop programs a span)
-                n_loop = n_rounds - r if (row_mode and row_loop) or chain else 1
-                r += n_loop
-                last = int(r == n_rounds)
-                grid = (min(rows, row_programs or rows), 1) if row_mode else (rows, n_spans * (n_loop if chain else 1))
-                kernels.round_kernel[grid](
+        streams = _fork_streams(dev, n_streams)
+        try:
+            for i, row0 in enumerate(range(0, B, wave)):
+                rows = min(wave, B - row0)
+                sc = scratch[i % n_streams]
+                cand, cidx, part_i, part_f, rpart_i, rpart_f, part_low = sc.cand, sc.cidx, sc.part_i, sc.part_f, \
+                    sc.rpart_i, sc.rpart_f, sc.part_low
+                ctr, ticket, chain_tk, chain_done, cut = sc.ctr, sc.ticket, sc.chain_tk, sc.chain_done, sc.cut
+                if streams:  # this wave's stream (its scratch's)
+                    torch.cuda.set_stream(streams[i % n_streams])
+                if cut_in:
+                    kernels.cut_kernel[(rows,)](
+                        x, x.stride(0), x.stride(1), V, row0, k_ptr, k_s, p_ptr, p_s, k_mode, p_mode,
+                        topk_lut, topp_lut, cut, n_spans * span_cap, SAMPLE=SAMPLE_SIZE,
+                        LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE, TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size,
+                        TWO_CUTS=two_cut_share if two_cuts else 0, SAMPLE_CUT=sample_cut, SAMPLE_WIDE=sample_wide,
+                        **pdl_kw, num_warps=4, **common,
+                    )
+                kernels.span_kernel[(rows, n_spans)](
                     x, x.stride(0), x.stride(1), V, row0,
                     k_ptr, k_s, p_ptr, p_s, k_mode, p_mode,
-                    cand, rpart_i, rpart_f, n_spans, ctr, state_i, state_f, lanes,
-                    ticket, ties_all, last, thr_key, thr_bits, num_ties, count, hit, cut_idx, n_loop,
-                    chain_tk, chain_done, rows,
-                    SPAN=span, BLOCK=round_block, UNROLL=round_unroll, NPM=npm, MASS_ONLY=mass_lanes,
-                    VALUE_LANES=value_lanes, FOLD=fold, ROW_MODE=row_mode, CHAIN=chain,
-                    REVERSE=round_alternate and not (row_mode or chain) and (r - n_loop) % 2 == 0, **pdl_kw,
-                    num_warps=round_warps,
-                    **(row_regs if row_mode else {}), **search_const, **common,
+                    topk_lut, topp_lut,
+                    cand, part_i, part_f, n_spans, ctr, cut, cidx, part_low,
+                    ticket, ties_all, int(truncation), state_i, state_f,
+                    thr_key, thr_bits, num_ties, count, hit, cut_idx, lanes,
+                    SPAN=span, BLOCK=block, KEY_POS_INF=kc.key_pos_inf, FOLD=fold_finish, **search_const,
+                    VALUE_LANES=value_lanes, NPM=npm, SAMPLE=SAMPLE_SIZE, LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE,
+                    SAMPLE_LANES=LANE_SAMPLES if sample_lanes else 0,
+                    TOPK_LUT_N=TOPK_DELTA.size, TOPP_LUT_N=TOPP_DELTA.size, HAS_P=p_mode != 0,
+                    PREFETCH=bool(opts.get("span_prefetch", False)), CUT_IN=cut_in, NEED_MIN=not all_search,
+                    WITH_IDX=with_idx, STRIDED=span_layout == "strided", TWO_CUTS=two_cut_share if two_cuts else 0,
+                    AGG=min(append_agg, block), DEFER=append_defer, ROW_Z=not kp, NEED_NMAX=need_nmax,
+                    **pdl_kw, num_warps=span_warps,
+                    **common,
                 )
-                if fold or row_mode:
-                    continue
-                kernels.update_kernel[(rows,)](
-                    x, x.stride(0), x.stride(1), V, row0,
-                    k_ptr, k_s, p_ptr, p_s, k_mode, p_mode, ties_all,
-                    cand, rpart_i, rpart_f, n_spans, ctr, state_i, state_f, last,
-                    thr_key, thr_bits, num_ties, count, hit, cut_idx, lanes, -1,
-                    NPM=npm, MASS_ONLY=mass_lanes, VALUE_LANES=value_lanes, num_warps=search_warps, **search_regs,
-                    **pdl_kw, **search_const, **common,
-                )
-            slot_args = (cand, cidx, part_i, n_spans)
-            slot_const = dict(SPAN_CAP=span_cap, N_SPANS_P2=n_spans_p2)
-            if with_idx:
-                # rows whose tie group is cut: the index of the last kept tie, from the slot
-                # for rows that hit
-                # ... and with fuse_draw, the draw of those rows from the slot (drawn: 1 where it drew)
-                kernels.slot_ties_kernel[(rows,)](
-                    *slot_args, ctr, row0, thr_key, num_ties, cut_idx, hit,
-                    states if fuse_draw else thr_key, tokens if fuse_draw else thr_key, drawn,
-                    CHUNK=SLOT_CHUNK, TILE=TIE_TILE, IDX_BITS=24, DRAW=fuse_draw, DRAW_CHUNK=sample_chunk,
-                    DTYPE=common["DTYPE"], KEY_POS_INF=kc.key_pos_inf if fuse_draw else 0, num_warps=4, W=kc.width,
-                    **pdl_kw, **slot_const,
-                )
-            if mask is not None or sampling:
-                # ... and from the row for the others (the span counts go into the round
-                # scratch, spent by now)
-                # (fold_ties: the pick by each row's last counting program, one launch)
-                kernels.tie_count_kernel[(rows, n_spans)](
-                    x, x.stride(0), x.stride(1), V, row0, thr_key, cut_idx, rpart_i, n_spans, ticket, num_ties,
-                    SPAN=span, BLOCK=block, FOLD=fold_ties, N_SPANS_P2=n_spans_p2, CHUNK=min(TIE_CHUNK, span),
-                    REVERSE=tie_reverse, **pdl_kw, num_warps=span_warps, **common,
-                )
-                if not fold_ties:
-                    kernels.tie_pick_kernel[(rows,)](
-                        x, x.stride(0), x.stride(1), V, row0, thr_key, num_ties, cut_idx, rpart_i, n_spans,
-                        SPAN=span, N_SPANS_P2=n_spans_p2, CHUNK=min(TIE_CHUNK, span), **pdl_kw, num_warps=search_warps,
+                if not fold_finish:
+                    kernels.finish_kernel[(rows,)](
+                        x, x.stride(0), x.stride(1), V, row0,
+                        k_ptr, k_s, p_ptr, p_s, k_mode, p_mode, ties_all, int(truncation),
+                        cand, part_i, part_f, n_spans, ctr, state_i, state_f,
+                        thr_key, thr_bits, num_ties, count, hit, cut_idx, part_low, lanes,
+                        TWO_CUTS=two_cuts, VALUE_LANES=value_lanes, NPM=npm, num_warps=search_warps, **search_regs,
+                        SAMPLE_LANES=LANE_SAMPLES if sample_lanes else 0,
+                        **pdl_kw, **search_const,
                         **common,
                     )
-            if mask is not None:
-                mask_value, target = mask
-                kernels.mask_kernel[(rows, triton.cdiv(V, MASK_BLOCK))](
-                    x, x.stride(0), x.stride(1), target, target.stride(0), target.stride(1), V, row0, thr_key,
-                    cut_idx, hit, float(mask_value), BLOCK=MASK_BLOCK, SCATTER=scatter, REVERSE=mask_reverse,
-                    **pdl_kw, num_warps=8, **common,
-                )
-                if scatter:
-                    kernels.scatter_kernel[(rows,)](
-                        *slot_args, row0, thr_key, cut_idx, hit, target, target.stride(0), target.stride(1),
-                        CHUNK=SLOT_CHUNK, **pdl_kw, num_warps=4, **slot_const, **common,
+                r = 0
+                while r < n_rounds:
+                    row_mode = row_rounds and r >= span_rounds_first
+                    # row_loop, chain: the rounds left, one launch (chain: n_loop programs a span)
+                    n_loop = n_rounds - r if (row_mode and row_loop) or chain else 1
+                    r += n_loop
+                    last = int(r == n_rounds)
+                    grid = (min(rows, row_programs or rows), 1) if row_mode else \
+                        (rows, n_spans * (n_loop if chain else 1))
+                    kernels.round_kernel[grid](
+                        x, x.stride(0), x.stride(1), V, row0,
+                        k_ptr, k_s, p_ptr, p_s, k_mode, p_mode,
+                        cand, rpart_i, rpart_f, n_spans, ctr, state_i, state_f, lanes,
+                        ticket, ties_all, last, thr_key, thr_bits, num_ties, count, hit, cut_idx, n_loop,
+                        chain_tk, chain_done, rows,
+                        SPAN=span, BLOCK=round_block, UNROLL=round_unroll, NPM=npm, MASS_ONLY=mass_lanes,
+                        VALUE_LANES=value_lanes, FOLD=fold, ROW_MODE=row_mode, CHAIN=chain,
+                        REVERSE=round_alternate and not (row_mode or chain) and (r - n_loop) % 2 == 0, **pdl_kw,
+                        num_warps=round_warps,
+                        **(row_regs if row_mode else {}), **search_const, **common,
                     )
-            if sampling and not fuse_draw:
-                kernels.sample_slot_kernel[(rows,)](
-                    *slot_args, row0, thr_key, cut_idx, hit, states, tokens, CHUNK=sample_chunk,
-                    KEY_POS_INF=kc.key_pos_inf, **pdl_kw, num_warps=4, **slot_const, **common,
-                )
+                    if fold or row_mode:
+                        continue
+                    kernels.update_kernel[(rows,)](
+                        x, x.stride(0), x.stride(1), V, row0,
+                        k_ptr, k_s, p_ptr, p_s, k_mode, p_mode, ties_all,
+                        cand, rpart_i, rpart_f, n_spans, ctr, state_i, state_f, last,
+                        thr_key, thr_bits, num_ties, count, hit, cut_idx, lanes, -1,
+                        NPM=npm, MASS_ONLY=mass_lanes, VALUE_LANES=value_lanes, num_warps=search_warps, **search_regs,
+                        **pdl_kw, **search_const, **common,
+                    )
+                slot_args = (cand, cidx, part_i, n_spans)
+                slot_const = dict(SPAN_CAP=span_cap, N_SPANS_P2=n_spans_p2)
+                if with_idx:
+                    # rows whose tie group is cut: the index of the last kept tie, from the slot
+                    # for rows that hit
+                    # ... and with fuse_draw, the draw of those rows from the slot (drawn: 1 where it drew)
+                    kernels.slot_ties_kernel[(rows,)](
+                        *slot_args, ctr, row0, thr_key, num_ties, cut_idx, hit,
+                        states if fuse_draw else thr_key, tokens if fuse_draw else thr_key, drawn,
+                        CHUNK=SLOT_CHUNK, TILE=TIE_TILE, IDX_BITS=24, DRAW=fuse_draw, DRAW_CHUNK=sample_chunk,
+                        DTYPE=common["DTYPE"], KEY_POS_INF=kc.key_pos_inf if fuse_draw else 0, num_warps=4, W=kc.width,
+                        **pdl_kw, **slot_const,
+                    )
+                if mask is not None or sampling:
+                    # ... and from the row for the others (the span counts go into the round
+                    # scratch, spent by now)
+                    # (fold_ties: the pick by each row's last counting program, one launch)
+                    kernels.tie_count_kernel[(rows, n_spans)](
+                        x, x.stride(0), x.stride(1), V, row0, thr_key, cut_idx, rpart_i, n_spans, ticket, num_ties,
+                        SPAN=span, BLOCK=block, FOLD=fold_ties, N_SPANS_P2=n_spans_p2, CHUNK=min(TIE_CHUNK, span),
+                        REVERSE=tie_reverse, **pdl_kw, num_warps=span_warps, **common,
+                    )
+                    if not fold_ties:
+                        kernels.tie_pick_kernel[(rows,)](
+                            x, x.stride(0), x.stride(1), V, row0, thr_key, num_ties, cut_idx, rpart_i, n_spans,
+                            SPAN=span, N_SPANS_P2=n_spans_p2, CHUNK=min(TIE_CHUNK, span), **pdl_kw,
+                            num_warps=search_warps, **common,
+                        )
+                if mask is not None:
+                    mask_value, target = mask
+                    kernels.mask_kernel[(rows, triton.cdiv(V, MASK_BLOCK))](
+                        x, x.stride(0), x.stride(1), target, target.stride(0), target.stride(1), V, row0, thr_key,
+                        cut_idx, hit, float(mask_value), BLOCK=MASK_BLOCK, SCATTER=scatter, REVERSE=mask_reverse,
+                        **pdl_kw, num_warps=8, **common,
+                    )
+                    if scatter:
+                        kernels.scatter_kernel[(rows,)](
+                            *slot_args, row0, thr_key, cut_idx, hit, target, target.stride(0), target.stride(1),
+                            CHUNK=SLOT_CHUNK, **pdl_kw, num_warps=4, **slot_const, **common,
+                        )
+                if sampling and not fuse_draw:
+                    kernels.sample_slot_kernel[(rows,)](
+                        *slot_args, row0, thr_key, cut_idx, hit, states, tokens, CHUNK=sample_chunk,
+                        KEY_POS_INF=kc.key_pos_inf, **pdl_kw, num_warps=4, **slot_const, **common,
+                    )
+        finally:
+            _join_streams(streams)
     dtype = TORCH_DTYPE[req.dtype]
     if req.dtype == "float32":
         threshold = thr_bits.view(torch.float32)
@@ -639,7 +719,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         threshold = thr_bits.to(torch.int16).view(dtype)
     # every row's hit is 0 or 1 (finalize): a bool view, no launch
     result = SelectResult(threshold=threshold, num_ties=num_ties, count=count, hit=hit.view(torch.bool))
-    return result, Aux(thr_key, cut_idx, req.dtype, drawn, tokens, pick_ticket if B > 0 and n_pick else None)
+    return result, Aux(thr_key, cut_idx, req.dtype, drawn, tokens, pick_ticket if B > 0 else None)
 
 
 class Aux(NamedTuple):
