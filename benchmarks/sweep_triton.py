@@ -231,6 +231,13 @@ STRM_CASES = [(d, torch.float32, 1024, k, p, STRM) for d, k, p in (
 STRM_M_CASES = [(d, torch.float32, 1024, k, p, STRM) for d, k, p in (
     ("hllm", 50, None), ("hgauss", None, 0.9), ("hzipf", 50, None), ("hllm", None, 0.9), ("hzipf", None, 0.9))] + [
     ("hllm", torch.bfloat16, 1024, 50, None, STRM), ("hllm", torch.float32, 256, 50, None, STRM)]
+# --set b1cut: one row (issue 3's B=1 targets: select <= 15 us; H200 session 29: Gaussian 13.9, LLM-like 16.2, Zipf
+# 22.6 us): the cut in the span programs (the default at B <= 64, no sample cut) against the cut kernel (cut_pass: one
+# launch more) with the sample cut, and with the wide sample: a Zipf row's ~2250 candidates would become ~330, in
+# the finish's 512-key tile
+B1CUT = [{}, dict(cut_pass=True), dict(cut_pass=True, sample_wide=4096)]
+B1CUT_CASES = [(d, torch.float32, 1, 50, None, B1CUT) for d in ("hzipf", "hllm", "hgauss")] + [
+    ("hzipf", torch.float32, 16, 50, None, B1CUT)]
 MASKED_SETS = {"slotties", "samplewide_masked", "streams_masked"}  # these time and compare the masked logits
 SETS = {"geometry": CASES, "layout": LAYOUT_CASES, "topp": TOPP_CASES, "split": SPLIT_CASES, "batch": BATCH_CASES,
         "agg": AGG_CASES, "share": SHARE_CASES, "defer": DEFER_CASES, "kp": KP_CASES,
@@ -239,7 +246,8 @@ SETS = {"geometry": CASES, "layout": LAYOUT_CASES, "topp": TOPP_CASES, "split": 
         "kp_rows": KP_R_CASES, "lanes": LANES_CASES, "rowprog": ROWPROG_CASES, "samplecut": SCUT_CASES,
         "slotties": SLOTT_CASES, "samplecut4096": SCUT4_CASES,
         "toppfloor": FLOOR_CASES, "samplewide": SWIDE_CASES,
-        "samplewide_masked": SWIDE_M_CASES, "streams": STRM_CASES, "streams_masked": STRM_M_CASES}
+        "samplewide_masked": SWIDE_M_CASES, "streams": STRM_CASES, "streams_masked": STRM_M_CASES,
+        "b1cut": B1CUT_CASES}
 
 
 def main() -> None:
