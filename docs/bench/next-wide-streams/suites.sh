@@ -4,7 +4,7 @@
 #   bash docs/bench/next-wide-streams/suites.sh "$(git rev-parse HEAD)" SAMPLE_WIDE=4096 STREAMS=2
 # (the defaults that sweeps.sh's rows say to turn on; none: main's defaults).  With the options off the cut kernels'
 # PTX is main's instruction for instruction and the launch is the one stream's, so these suites also stand for
-# main's kernels (exp2 + the top-p floor), which owe the 16-bit conformance's last 68 cases and the backend's
+# main's kernels (exp2 + the top-p floor), which owe the 16-bit conformance's last 28 cases and the backend's
 # graph-capture / determinism test since session 35 call 3.  Six pytest processes share the GPU (device_lib.sh).
 set -u
 . benchmarks/device_lib.sh
