@@ -295,7 +295,7 @@ def sample_cut_key(x_row, stride_xv, V, kk, floor, DTYPE: tl.constexpr, W: tl.co
     fits = V >= S
     if S_WIDE > S:
         if (above >= n) & (V >= S_WIDE):
-            raw_w, xs_w = sample_entries(x_row, stride_xv, V, DTYPE, S_WIDE)
+            _, xs_w = sample_entries(x_row, stride_xv, V, DTYPE, S_WIDE)
             n = sample_rank(kk, V, S_WIDE)
             t, c = nth_largest(xs_w, n, n <= S_WIDE)
         else:

@@ -592,10 +592,9 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         try:
             for i, row0 in enumerate(range(0, B, wave)):
                 rows = min(wave, B - row0)
-                sc = scratch[i % n_streams]
-                cand, cidx, part_i, part_f, rpart_i, rpart_f, part_low = sc.cand, sc.cidx, sc.part_i, sc.part_f, \
-                    sc.rpart_i, sc.rpart_f, sc.part_low
-                ctr, ticket, chain_tk, chain_done, cut = sc.ctr, sc.ticket, sc.chain_tk, sc.chain_done, sc.cut
+                # this wave's stream's scratch (WaveScratch's fields in order; the pick tickets are read after)
+                cand, cidx, part_i, part_f, rpart_i, rpart_f, part_low, cut, ctr, ticket, chain_tk, chain_done, _ = \
+                    scratch[i % n_streams]
                 if streams:  # this wave's stream (its scratch's)
                     torch.cuda.set_stream(streams[i % n_streams])
                 if cut_in:
