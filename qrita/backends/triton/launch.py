@@ -96,8 +96,11 @@ SAMPLE_CUT_CHOICES = (0, 512, 1024, 2048, 4096)
 # (kernels.sample_cut_key), rows that skip (Gaussian, LLM-like) read only the first sample.  Session 35 call 1
 # (H100, select, B=1024, fp32): sample_cut=4096 for every row gave Zipf top-k 50 436.8 -> 339.3 us, k100+p0.9
 # 603.3 -> 471.9, bf16 top-k 50 423.6 -> 315.8, but Gaussian / LLM-like top-k 50 285.8 -> 297.0 / 290.1 -> 302.7
-# (docs/bench/h100-2026-12-06/session35/); off until sweep_triton.py --set samplewide has measured it
-SAMPLE_WIDE = 0
+# (docs/bench/h100-2026-12-06/session35/).  Session 36 call 1 (H100, select, B=1024, --set samplewide): 4096
+# kept Zipf's gain, top-k 50 458.2 -> 365.2 us, k100+p0.9 622.3 -> 487.3, bf16 446.4 -> 351.2, B=256 181.8 -> 132.5,
+# masked fp32 829.7 -> 731.3, bf16 688.2 -> 585.7, while Gaussian / LLM-like top-k 50 stayed level (295.3 -> 297.8,
+# 298.4 -> 298.0; Gaussian k100+p0.9 349.7 -> 360.2); 8192 no better (docs/bench/h100-2026-12-06/session36/)
+SAMPLE_WIDE = 4096
 # default of the option kp_softmax: a scalar top-k with a top-p computes the row's softmax partials
 # and keeps the top-p geometry (True), or skips them and takes the top-k geometry (False, run_select)
 KP_SOFTMAX = False
