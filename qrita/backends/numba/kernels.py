@@ -42,7 +42,7 @@ if not hasattr(np, "row_stack"):
     np.row_stack = np.vstack
 
 from numba import config as numba_config  # noqa: E402
-from numba import cuda, float32, float64, int64, uint32, uint64  # noqa: E402
+from numba import cuda, float32, float64, int32, int64, uint32, uint64  # noqa: E402
 
 from ...core import search as core_search  # noqa: E402
 from ...core.keys import KEY_CONSTANTS
@@ -257,14 +257,16 @@ def out_bits(u, fmt):
 
 @device_function
 def key_of_bits(u):
-    """Order key of float32 bits (``qrita.core.keys``): NaN -> 0, -0.0 -> key of +0.0."""
-    if (u & ABS_MASK) > EXP_MASK:
-        return int64(0)
-    if u == SIGN:
-        return int64(SIGN)
-    if u & SIGN:
-        return u ^ MASK
-    return u | SIGN
+    """Order key of float32 bits (``qrita.core.keys``): NaN -> 0, -0.0 -> key of +0.0.
+
+    On 32 bits and by selects, not branches: a negative value's bits all flipped, a positive
+    value's sign set (Numba types integer arithmetic as 64-bit; with ``u`` cut to 32 bits first,
+    the compiler keeps each compare one instruction)."""
+    v = uint32(u)
+    key = v ^ (uint32(MASK) if v >= uint32(SIGN) else uint32(SIGN))
+    key = uint32(SIGN) if v == uint32(SIGN) else key
+    key = uint32(0) if (v & uint32(ABS_MASK)) > uint32(EXP_MASK) else key
+    return int64(key)
 
 
 @device_function
@@ -584,29 +586,36 @@ def row_cut(row, K, p, p_mode, truncation, red, cap, bins):
 
 
 @device_function
-def scan_step(key, cut_key, cand, cand_count, cand_slot, cap, st):
-    """One entry of :func:`scan_slice`; ``st`` = (max, #max, min, #min, #keep, #over)."""
+def scan_step32(k, lo_cand, neg, cand, cand_count, cand_slot, cap, st):
+    """One entry of :func:`scan_slice`, key ``k`` (uint32): ``st`` = (max key, #max, min keepable key or
+    NO_KEY32, #min, #keepable, #candidates not slotted), keys uint32 and counts int32; a candidate is
+    ``k >= lo_cand`` (the cut key + 1, clamped to 32 bits).  On 32 bits since session 29: Numba types
+    integer arithmetic as 64-bit, and each compare and count of the 64-bit step was a pair of
+    instructions (sm_90: a non-candidate entry about 24 instructions, now about 12)."""
     l_max, n_max, l_min, n_min, n_keep, n_over = st
-    if key > l_max:
-        l_max = key
-        n_max = 0
-    if key == l_max:
-        n_max += 1
-    if key > KEY_NEG_INF:
-        n_keep += 1
-        if key < l_min:
-            l_min = key
-            n_min = 0
-        if key == l_min:
-            n_min += 1
-        if key > cut_key:
+    if k > l_max:
+        l_max = k
+        n_max = int32(0)
+    if k == l_max:
+        n_max = int32(n_max + 1)
+    if k > neg:
+        n_keep = int32(n_keep + 1)
+        if k < l_min:
+            l_min = k
+            n_min = int32(0)
+        if k == l_min:
+            n_min = int32(n_min + 1)
+        if k >= lo_cand:
             if cand_count[cand_slot] < cap:  # why: no atomics once the buffer is full
                 slot = cuda.atomic.add(cand_count, cand_slot, 1)
                 if slot < cap:
-                    cand[slot] = key
+                    cand[slot] = k
             else:
-                n_over += 1
+                n_over = int32(n_over + 1)
     return (l_max, n_max, l_min, n_min, n_keep, n_over)
+
+
+NO_KEY32 = 0xFFFFFFFF  # above every key (the largest is +inf's, 0xFF800000): no keepable key yet
 
 
 @device_function
@@ -619,20 +628,32 @@ def scan_slice(row, start, stop, cut_key, cand, cand_count, cand_slot, cap, acc,
     slotted))``; the min is BIG when nothing is keepable.  Whole tiles of
     ``THREADS * ITEMS`` entries first (:func:`load_keys`), then the rest an entry a
     thread; every statistic is an integer max, min or count, so the order is free.
+    A thread's statistics are 32-bit (:func:`scan_step32`; a thread without entries ends
+    with max 0 and #max 0, which adds nothing below, as the 64-bit step's -1 did).
     """
-    st = (int64(-1), int64(0), int64(BIG), int64(0), int64(0), int64(0))
+    # cut_key is a key (< 2**32) or BIG: k > cut_key <=> k >= cut_key + 1, and a bound of
+    # 2**32 or more becomes NO_KEY32, which no key reaches
+    lo_cand = uint32(min(cut_key + 1, NO_KEY32))
+    neg = uint32(KEY_NEG_INF)
+    st = (uint32(0), int32(0), uint32(NO_KEY32), int32(0), int32(0), int32(0))
     keys = cuda.local.array(ITEMS, uint32)
     tile = THREADS * ITEMS
     n_tiles = (stop - start) // tile
     for t in range(n_tiles):
         load_keys(row, start + t * tile + cuda.threadIdx.x, keys, ITEMS)
         for j in range(ITEMS):
-            st = scan_step(int64(keys[j]), cut_key, cand, cand_count, cand_slot, cap, st)
+            st = scan_step32(keys[j], lo_cand, neg, cand, cand_count, cand_slot, cap, st)
     for i in range(start + n_tiles * tile + cuda.threadIdx.x, stop, THREADS):
-        st = scan_step(load_key(row, i), cut_key, cand, cand_count, cand_slot, cap, st)
-    l_max, n_max, l_min, n_min, n_keep, n_over = st
+        st = scan_step32(uint32(load_key(row, i)), lo_cand, neg, cand, cand_count, cand_slot, cap, st)
+    l_max32, n_max32, l_min32, n_min32, n_keep32, n_over32 = st
+    l_max = int64(l_max32)
+    n_max = int64(n_max32)
+    l_min = int64(BIG) if l_min32 == NO_KEY32 else int64(l_min32)
+    n_min = int64(n_min32)
+    n_keep = int64(n_keep32)
+    n_over = int64(n_over32)
     at = (r % 3) * NS
-    # the max slot starts at 0 and keys are >= 0: a thread without entries (l_max = -1) adds nothing
+    # the max slot starts at 0 and keys are >= 0: a thread without entries (max 0, #max 0) adds nothing
     block_max(acc, at + 0, l_max)
     block_max(acc, at + 1, BIG - l_min)
     block_add(acc, at + 2, n_keep)
