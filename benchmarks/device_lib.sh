@@ -136,7 +136,7 @@ triton_ab_suites() {
   grep -v -i warning "/tmp/$1.log" | tail -40 >> "$P"
 }
 
-# suites_with_defaults SMALL_K VAR=VALUE...: triton_gpu_suites until 560 s from the start (at least 60) with SMALL_K,
+# suites_with_defaults SMALL_K VAR=VALUE...: triton_gpu_suites until SUITES_END (560) s from the start (at least 60) with SMALL_K,
 # with launch.py's defaults `VAR = ...` set to VALUE by seds on the device's disposable copy of the tree (the lines
 # logged into $P) and put back after
 suites_with_defaults() {
@@ -147,7 +147,7 @@ suites_with_defaults() {
     sed -i "s/^${pair%%=*} = .*\$/${pair%%=*} = ${pair#*=}/" "$file"
     grep -n "^${pair%%=*} = " "$file" >> "$P"
   done
-  left=$((560 - (SECONDS - T0)))
+  left=$((${SUITES_END:-560} - (SECONDS - T0)))
   [ $left -lt 60 ] && left=60
   triton_gpu_suites $left "$k"
   cp /tmp/launch.py.orig "$file"
