@@ -16,7 +16,7 @@ for dt in bfloat16 float32; do
   python3 benchmarks/profile_triton.py --dist llm --dtype $dt --cases k50 >> "$OUT/profile.log" 2>&1
   python3 benchmarks/profile_triton.py --dist llm --dtype $dt --cases k50 --mode select >> "$OUT/profile.log" 2>&1
 done
-python3 benchmarks/profile_triton.py --dist gaussian --dtype float32 --cases p0.9 >> "$OUT/profile.log" 2>&1
+python3 benchmarks/profile_triton.py --dist gauss --dtype float32 --cases p0.9 >> "$OUT/profile.log" 2>&1
 python3 benchmarks/profile_triton.py --dist zipf --dtype bfloat16 --cases p0.9 >> "$OUT/profile.log" 2>&1
 echo "profiles t=$((SECONDS - T0))" >> "$P"
 wait $FI
