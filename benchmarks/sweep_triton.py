@@ -238,7 +238,16 @@ STRM_M_CASES = [(d, torch.float32, 1024, k, p, STRM) for d, k, p in (
 B1CUT = [{}, dict(cut_pass=True), dict(cut_pass=True, sample_wide=4096)]
 B1CUT_CASES = [(d, torch.float32, 1, 50, None, B1CUT) for d in ("hzipf", "hllm", "hgauss")] + [
     ("hzipf", torch.float32, 16, 50, None, B1CUT)]
-MASKED_SETS = {"slotties", "samplewide_masked", "streams_masked"}  # these time and compare the masked logits
+# --set maskblock (masked, out of place): the option mask_block (session 36): 8192 or 16384 entries a mask program
+# instead of 4096 (bf16's mask pass took twice fp32's time per byte in call 5's profile; 8192 gives a bf16 program
+# fp32's bytes)
+MBLK = [{}, dict(mask_block=8192), dict(mask_block=16384)]
+MBLK_CASES = [(d, torch.bfloat16, 1024, 50, None, MBLK) for d in ("hllm", "hgauss", "hzipf")] + [
+    ("hllm", torch.float32, 1024, 50, None, MBLK), ("hllm", torch.float16, 1024, 50, None, MBLK[:2]),
+    ("hllm", torch.bfloat16, 1024, None, 0.9, MBLK[:2]), ("hllm", torch.bfloat16, 64, 50, None, MBLK),
+    ("hllm", torch.bfloat16, 256, 50, None, MBLK[:2])]
+# these time and compare the masked logits
+MASKED_SETS = {"slotties", "samplewide_masked", "streams_masked", "maskblock"}
 SETS = {"geometry": CASES, "layout": LAYOUT_CASES, "topp": TOPP_CASES, "split": SPLIT_CASES, "batch": BATCH_CASES,
         "agg": AGG_CASES, "share": SHARE_CASES, "defer": DEFER_CASES, "kp": KP_CASES,
         "share_hi": SHARE_HI_CASES, "fold": FOLD_CASES, "occupancy": OCC_CASES,
@@ -247,7 +256,7 @@ SETS = {"geometry": CASES, "layout": LAYOUT_CASES, "topp": TOPP_CASES, "split": 
         "slotties": SLOTT_CASES, "samplecut4096": SCUT4_CASES,
         "toppfloor": FLOOR_CASES, "samplewide": SWIDE_CASES,
         "samplewide_masked": SWIDE_M_CASES, "streams": STRM_CASES, "streams_masked": STRM_M_CASES,
-        "b1cut": B1CUT_CASES}
+        "b1cut": B1CUT_CASES, "maskblock": MBLK_CASES}
 
 
 def main() -> None:

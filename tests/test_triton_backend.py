@@ -597,7 +597,7 @@ def test_one_row_waves_give_one_waves_bits(two_cuts, monkeypatch):
     [("span", 300), ("span_cap", 0), ("span_block", 96), ("span_warps", 3), ("num_pivots", 0), ("miss_rounds", -1),
      ("reg_cap", True), ("round_warps", 2.0), ("round_unroll", 3), ("span_layout", "wide"), ("two_cut_share", 3),
      ("append_agg", 96), ("search_maxnreg", 100), ("sample_cut", 300), ("sample_cut", True),
-     ("sample_wide", 3000), ("streams", 3)],
+     ("sample_wide", 3000), ("streams", 3), ("mask_block", 512), ("mask_block", 6000)],
 )
 def test_bad_options_name_the_option(name, value):
     x = _logits(6, 2, 300, torch.float32)
@@ -648,6 +648,22 @@ def _masked_case(x, rng, dtype, k, p, mask_value):
     return xt, k, p, bits, qrita.top_k_top_p(xt.cpu(), k.cpu(), p.cpu(), backend="numpy", mask_value=mask_value)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_mask_block_gives_the_same_bits(dtype):
+    """Option ``mask_block`` (entries per program of the mask pass): the masked bits of every block size
+    equal the default's and the numpy backend's; V = 20000 leaves each size a partial last block (and 16384
+    one whole block before it)."""
+    rng = np.random.default_rng(12)
+    x = np.round(rng.standard_normal((5, 20000)) * 4).astype(np.float32) / 4  # ties at the boundary
+    xt, k, p, bits, want = _masked_case(x, rng, dtype, [40, 7, 300, 0, 20], [1.0, 0.9, 1.0, 0.95, 1.0], -3.0)
+    for block in triton_launch.MASK_BLOCK_CHOICES:
+        got = qrita.top_k_top_p(xt, k, p, backend="triton", mask_value=-3.0, options={"mask_block": block})
+        assert torch.equal(got.cpu().view(bits), want.view(bits)), block
+    out = xt.clone()
+    qrita.top_k_top_p(out, k, p, backend="triton", mask_value=-3.0, inplace=True, options={"mask_block": 8192})
+    assert torch.equal(out.cpu().view(bits), want.view(bits))
+
+
 @pytest.mark.parametrize("dtype", [torch.bfloat16] if INTERPRETED else [torch.float32, torch.bfloat16])
 def test_fill_and_scatter_gives_the_read_paths_bits(dtype, monkeypatch):
     """With the option ``scatter``, rows that hit are filled and their kept candidates written back
@@ -662,6 +678,7 @@ def test_fill_and_scatter_gives_the_read_paths_bits(dtype, monkeypatch):
     (unmasked, vector loads on a GPU) and a row's partial last one."""
     monkeypatch.setattr(triton_launch, "TIE_TILE", 64)  # the 300-tie row takes the row path
     monkeypatch.setattr(triton_launch, "MASK_BLOCK", 512)
+    monkeypatch.setattr(triton_launch, "MASK_BLOCK_16", 512)
     rng = np.random.default_rng(21)
     V = 3000
     x = np.round(rng.standard_normal((5, V)) * 4).astype(np.float32) / 4  # many ties

@@ -411,6 +411,9 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
     sample_wide = sample_wide if sample_wide > sample_cut > 0 else 0
     # CUDA streams the waves alternate over (each with a scratch of its own; with one, no stream is forked)
     n_streams_opt = int_option(opts, "streams", STREAMS, choices=(1, 2))
+    # entries per program of the mask pass (option mask_block; the same bits)
+    mask_block = int_option(opts, "mask_block", MASK_BLOCK_16 if kc.width == 16 else MASK_BLOCK,
+                            choices=MASK_BLOCK_CHOICES)
     value_lanes = value_lanes or sample_lanes
     # span-pass slot appends: one atomic per selected entry (0, the default; ptxas aggregates them per warp),
     # or per column of AGG entries (kernels.append_keys).  H200 (b1e6232): AGG=256 (one atomic per thread
@@ -697,9 +700,9 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                         )
                 if mask is not None:
                     mask_value, target = mask
-                    kernels.mask_kernel[(rows, triton.cdiv(V, MASK_BLOCK))](
+                    kernels.mask_kernel[(rows, triton.cdiv(V, mask_block))](
                         x, x.stride(0), x.stride(1), target, target.stride(0), target.stride(1), V, row0, thr_key,
-                        cut_idx, hit, float(mask_value), BLOCK=MASK_BLOCK, SCATTER=scatter, REVERSE=mask_reverse,
+                        cut_idx, hit, float(mask_value), BLOCK=mask_block, SCATTER=scatter, REVERSE=mask_reverse,
                         **pdl_kw, num_warps=8, **common,
                     )
                     if scatter:
@@ -745,7 +748,14 @@ SLOT_CHUNK = 1024  # slot entries per step of the kernels that read a slot (ties
 # 65.5 -> 64.5 / 65.0; V=151936 top-k 50 59.4 -> 58.2 / 57.6, k100+p0.9 72.1 -> 70.4 / 70.7; B=1024 V=151936
 # k100+p0.9 505.5 -> 503.2 (512)
 SAMPLE_SLOT_CHUNK = 512
-MASK_BLOCK = 4096  # entries per program of the mask
+# entries per program of the mask, fp32 rows and 16-bit rows (the option mask_block, one of MASK_BLOCK_CHOICES).
+# Why larger blocks for 16-bit rows might pay (not measured yet, session 36): a 4096-entry program moves 8 KiB of
+# bf16 against fp32's 16 KiB, and the bf16 mask pass took 300 us against fp32's 373 in the profiler (session 36
+# call 5, B=1024): twice as long per byte.  8192 gives a bf16 program fp32's bytes, and each thread two 16-byte
+# loads more in flight (8 warps: 32 entries a thread); sweep_triton.py --set maskblock measures it
+MASK_BLOCK = 4096
+MASK_BLOCK_16 = 4096
+MASK_BLOCK_CHOICES = (1024, 2048, 4096, 8192, 16384)
 SAMPLE_PART = 16384  # entries per program of the sample pass
 SAMPLE_BLOCK = 2048  # entries per step (noise only in steps that keep something)
 SAMPLE_SCRATCH_BYTES = 4 << 20  # partials per wave of rows
