@@ -136,9 +136,9 @@ triton_ab_suites() {
   grep -v -i warning "/tmp/$1.log" | tail -40 >> "$P"
 }
 
-# suites_with_defaults SMALL_K VAR=VALUE...: triton_gpu_suites until SUITES_END (560) s from the start (at least 60) with SMALL_K,
-# with launch.py's defaults `VAR = ...` set to VALUE by seds on the device's disposable copy of the tree (the lines
-# logged into $P) and put back after
+# suites_with_defaults SMALL_K VAR=VALUE...: triton_gpu_suites until $SUITES_END (default 560) s from the start (at
+# least 60) with SMALL_K, with launch.py's defaults `VAR = ...` set to VALUE by seds on the device's disposable copy
+# of the tree (the lines logged into $P) and put back after
 suites_with_defaults() {
   local file=qrita/backends/triton/launch.py k=$1 pair left
   shift

@@ -589,7 +589,7 @@ def row_cut(row, K, p, p_mode, truncation, red, cap, bins):
 def scan_step32(k, lo_cand, neg, cand, cand_count, cand_slot, cap, st):
     """One entry of :func:`scan_slice`, key ``k`` (uint32): ``st`` = (max key, #max, min keepable key or
     NO_KEY32, #min, #keepable, #candidates not slotted), keys uint32 and counts int32; a candidate is
-    ``k >= lo_cand`` (the cut key + 1, clamped to 32 bits).  On 32 bits since session 29: Numba types
+    ``k >= lo_cand`` (the cut key + 1, clamped to 32 bits).  On 32 bits since session 36: Numba types
     integer arithmetic as 64-bit, and each compare and count of the 64-bit step was a pair of
     instructions (sm_90: a non-candidate entry about 24 instructions, now about 12)."""
     l_max, n_max, l_min, n_min, n_keep, n_over = st
