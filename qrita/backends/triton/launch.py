@@ -594,6 +594,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                             RADIX=bool(opts.get("radix_topk", RADIX_TOPK)),
                             MAX_ROUNDS=core_search.max_rounds(kc.width, num_pivots) + 2, KEY_NEG_INF=kc.key_neg_inf)
         ties_all = 1 if req.ties == TIES_ALL else 0
+        slot_const = dict(SPAN_CAP=span_cap, N_SPANS_P2=n_spans_p2)  # the kernels that read a wave's slot
         streams = _fork_streams(dev, n_streams)
         try:
             for i, row0 in enumerate(range(0, B, wave)):
@@ -671,7 +672,6 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                         **pdl_kw, **search_const, **common,
                     )
                 slot_args = (cand, cidx, part_i, n_spans)
-                slot_const = dict(SPAN_CAP=span_cap, N_SPANS_P2=n_spans_p2)
                 if with_idx:
                     # rows whose tie group is cut: the index of the last kept tie, from the slot
                     # for rows that hit
