@@ -432,9 +432,11 @@ def check_masked(target: Target, x, out, mask: np.ndarray, mask_value: float) ->
     assert dtype_name(out) == dtype_name(x) and tuple(out.shape) == tuple(x.shape)
     got_bits, x_bits = _rows(bits(out)), _rows(bits(x))
     np.testing.assert_array_equal(got_bits[mask], x_bits[mask], err_msg="kept entries must keep their exact bits")
-    fill = to_numpy(target.array(np.full(1, mask_value), dtype_name(x)))[0]
-    masked = _rows(to_numpy(out))[~mask]
-    assert (masked == fill).all(), f"entries not kept must be {fill!r}, got {np.unique(masked)[:5]}"
+    fill = target.array(np.full(1, mask_value), dtype_name(x))
+    masked = got_bits[~mask]
+    # bits, not values: a mask value of -0.0 must not come out as +0.0
+    assert (masked == bits(fill)[0]).all(), \
+        f"entries not kept must be {to_numpy(fill)[0]!r} (bits {bits(fill)[0]}), got bits {np.unique(masked)[:5]}"
 
 
 def check_indices_and_probs(target: Target, sel, values: np.ndarray, mask: np.ndarray, cnt: np.ndarray, squeeze: bool):

@@ -557,7 +557,7 @@ def test_batch_invariant(target, dtype, ties, k, p, rng):
 
 
 @pytest.mark.parametrize("ties", TIES)
-@pytest.mark.parametrize("mask_value", [-INF, -1000.0, 0.0])
+@pytest.mark.parametrize("mask_value", [-INF, -1000.0, 0.0, -0.0])
 def test_apply_in_place(target, dtype, ties, mask_value, rng):
     B, V = target.shape(4, 300)
     x = target.array(np.round(gaussian(rng, B, V) * 4) / 4, dtype)

@@ -664,6 +664,22 @@ def test_mask_block_gives_the_same_bits(dtype):
     assert torch.equal(out.cpu().view(bits), want.view(bits))
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_masked_entries_take_the_mask_values_bits(dtype):
+    """Every masked entry holds the mask value's bits, -0.0 included (its fill was once 0.0 + mask_value,
+    which is +0.0), in place and out of place, as the numpy backend writes them."""
+    rng = np.random.default_rng(5)
+    x = torch.from_numpy(rng.standard_normal((3, 700)).astype(np.float32)).to(dtype=dtype, device=DEVICE)
+    bits = torch.int32 if dtype == torch.float32 else torch.int16
+    for mask_value in (-0.0, 0.0, float("-inf"), -1e-3):
+        want = qrita.top_k_top_p(x.cpu(), 20, 0.9, backend="numpy", mask_value=mask_value)
+        got = qrita.top_k_top_p(x, 20, 0.9, backend="triton", mask_value=mask_value)
+        assert torch.equal(got.cpu().view(bits), want.view(bits)), mask_value
+        out = x.clone()
+        qrita.top_k_top_p(out, 20, 0.9, backend="triton", mask_value=mask_value, inplace=True)
+        assert torch.equal(out.cpu().view(bits), want.view(bits)), mask_value
+
+
 @pytest.mark.parametrize("dtype", [torch.bfloat16] if INTERPRETED else [torch.float32, torch.bfloat16])
 def test_fill_and_scatter_gives_the_read_paths_bits(dtype, monkeypatch):
     """With the option ``scatter``, rows that hit are filled and their kept candidates written back

@@ -2175,7 +2175,9 @@ def mask_kernel(x_ptr, stride_xb, stride_xv, out_ptr, stride_ob, stride_ov, V, r
     offs = blk * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
     inb = offs < V
     thr = tl.load(thr_key_ptr + row)
-    fill = (tl.full((BLOCK,), 0.0, tl.float32) + mask_value).to(out_ptr.dtype.element_ty)
+    # 1.0 * v is v for every v, -0.0 too: 0.0 + v made a mask value of -0.0 +0.0 (and -0.0 + v on the GPU:
+    # Triton 3.6 compiles the constant -0.0 as +0.0, session 36 call 6); this compiles to the value itself
+    fill = (tl.full((BLOCK,), 1.0, tl.float32) * mask_value).to(out_ptr.dtype.element_ty)
     fill_only = False
     if SCATTER:
         fill_only = scatters(tl.load(hit_ptr + row), thr, W)
