@@ -112,13 +112,13 @@ class Selection:
             fill = sys.modules["torch"].full((), mask_value, dtype=target.dtype, device=target.device)
             return self._out_rows(sys.modules["torch"].where(keep, target, fill))
         xp = _arrays.module(self._lib)
+        # the fill's bits made on the host and copied over: CuPy wrote +0.0 for a mask value of -0.0 through
+        # ``target[~keep] = mask_value`` (H100, session 37)
+        fill = xp.asarray(np.asarray(mask_value, dtype=target.dtype))
         if inplace:
-            if self._lib == "numpy":
-                np.copyto(target, np.asarray(mask_value, dtype=target.dtype), where=~keep)
-            else:
-                target[~keep] = mask_value
+            xp.copyto(target, fill, where=~keep)
             return logits if logits is not None else self._logits_for_return()
-        return self._out_rows(xp.where(keep, target, xp.asarray(mask_value, dtype=target.dtype)))
+        return self._out_rows(xp.where(keep, target, fill))
 
     def _logits_for_return(self):
         return self._logits[0] if self._squeeze else self._logits

@@ -567,6 +567,7 @@ def test_apply_in_place(target, dtype, ties, mask_value, rng):
     result = sel.apply(y, mask_value=mask_value, inplace=True)
     assert result is y
     check_masked(target, x, y, mask, mask_value)
+    check_masked(target, x, sel.apply(mask_value=mask_value), mask, mask_value)  # out of place
     # the selection's own logits, in place, come back as the same object too
     z = copy(x)
     sel_z = qrita.select(z, 10, 0.8, backend=target.backend, ties=ties)
