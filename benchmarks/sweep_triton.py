@@ -246,8 +246,15 @@ MBLK_CASES = [(d, torch.bfloat16, 1024, 50, None, MBLK) for d in ("hllm", "hgaus
     ("hllm", torch.float32, 1024, 50, None, MBLK), ("hllm", torch.float16, 1024, 50, None, MBLK[:2]),
     ("hllm", torch.bfloat16, 1024, None, 0.9, MBLK[:2]), ("hllm", torch.bfloat16, 64, 50, None, MBLK),
     ("hllm", torch.bfloat16, 256, 50, None, MBLK[:2])]
+# --set maskblock_small (masked, out of place): 2048 and 1024 entries a mask program against 4096 (session 37 call 1:
+# 8192 and 16384 were slower on every row, and the profile's bf16 mask pass 243 -> 312 us at 8192)
+MBLK_S = [{}, dict(mask_block=2048), dict(mask_block=1024)]
+MBLK_S_CASES = [(d, torch.bfloat16, 1024, 50, None, MBLK_S) for d in ("hllm", "hgauss", "hzipf")] + [
+    ("hllm", torch.float32, 1024, 50, None, MBLK_S), ("hllm", torch.bfloat16, 64, 50, None, MBLK_S),
+    ("hllm", torch.bfloat16, 256, 50, None, MBLK_S), ("hllm", torch.float16, 1024, 50, None, MBLK_S),
+    ("hllm", torch.bfloat16, 1024, None, 0.9, MBLK_S)]
 # these time and compare the masked logits
-MASKED_SETS = {"slotties", "samplewide_masked", "streams_masked", "maskblock"}
+MASKED_SETS = {"slotties", "samplewide_masked", "streams_masked", "maskblock", "maskblock_small"}
 SETS = {"geometry": CASES, "layout": LAYOUT_CASES, "topp": TOPP_CASES, "split": SPLIT_CASES, "batch": BATCH_CASES,
         "agg": AGG_CASES, "share": SHARE_CASES, "defer": DEFER_CASES, "kp": KP_CASES,
         "share_hi": SHARE_HI_CASES, "fold": FOLD_CASES, "occupancy": OCC_CASES,
@@ -256,7 +263,8 @@ SETS = {"geometry": CASES, "layout": LAYOUT_CASES, "topp": TOPP_CASES, "split": 
         "slotties": SLOTT_CASES, "samplecut4096": SCUT4_CASES,
         "toppfloor": FLOOR_CASES, "samplewide": SWIDE_CASES,
         "samplewide_masked": SWIDE_M_CASES, "streams": STRM_CASES, "streams_masked": STRM_M_CASES,
-        "b1cut": B1CUT_CASES, "maskblock": MBLK_CASES}
+        "b1cut": B1CUT_CASES, "maskblock": MBLK_CASES,
+        "maskblock_small": MBLK_S_CASES}
 
 
 def main() -> None:
