@@ -112,13 +112,14 @@ class Selection:
             fill = sys.modules["torch"].full((), mask_value, dtype=target.dtype, device=target.device)
             return self._out_rows(sys.modules["torch"].where(keep, target, fill))
         xp = _arrays.module(self._lib)
-        # the fill's bits made on the host and copied over: CuPy wrote +0.0 for a mask value of -0.0 through
-        # ``target[~keep] = mask_value`` (H100, session 37)
-        fill = xp.asarray(np.asarray(mask_value, dtype=target.dtype))
+        # through the raw bits, the fill's made on the host: CuPy's float copies wrote +0.0 for a mask value of -0.0
+        # (``target[~keep] = mask_value``, and copyto from a 0-d float array; H100, session 37)
+        ubits = np.dtype(f"u{target.dtype.itemsize}")
+        fill = xp.asarray(np.asarray(mask_value, dtype=target.dtype).view(ubits))
         if inplace:
-            xp.copyto(target, fill, where=~keep)
+            xp.copyto(target.view(ubits), fill, where=~keep)
             return logits if logits is not None else self._logits_for_return()
-        return self._out_rows(xp.where(keep, target, fill))
+        return self._out_rows(xp.where(keep, target.view(ubits), fill).view(target.dtype))
 
     def _logits_for_return(self):
         return self._logits[0] if self._squeeze else self._logits
