@@ -112,8 +112,8 @@ class Selection:
             fill = sys.modules["torch"].full((), mask_value, dtype=target.dtype, device=target.device)
             return self._out_rows(sys.modules["torch"].where(keep, target, fill))
         xp = _arrays.module(self._lib)
-        # through the raw bits, the fill's made on the host: CuPy's float copies wrote +0.0 for a mask value of -0.0
-        # (``target[~keep] = mask_value``, and copyto from a 0-d float array; H100, session 37)
+        # through the raw bits, the fill's bits made on the host: CuPy's float copies wrote +0.0 for a mask value
+        # of -0.0 (``target[~keep] = mask_value``, and copyto from a 0-d float array; H100, session 37)
         ubits = np.dtype(f"u{target.dtype.itemsize}")
         fill = xp.asarray(np.asarray(mask_value, dtype=target.dtype).view(ubits))
         if inplace:
