@@ -694,7 +694,6 @@ def test_fill_and_scatter_gives_the_read_paths_bits(dtype, monkeypatch):
     (unmasked, vector loads on a GPU) and a row's partial last one."""
     monkeypatch.setattr(triton_launch, "TIE_TILE", 64)  # the 300-tie row takes the row path
     monkeypatch.setattr(triton_launch, "MASK_BLOCK", 512)
-    monkeypatch.setattr(triton_launch, "MASK_BLOCK_16", 512)
     rng = np.random.default_rng(21)
     V = 3000
     x = np.round(rng.standard_normal((5, V)) * 4).astype(np.float32) / 4  # many ties

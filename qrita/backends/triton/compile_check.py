@@ -274,10 +274,10 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
         const = dict(BLOCK=launch.MASK_BLOCK, DTYPE=code, W=kc.width, SCATTER=scatter, REVERSE=reverse)
         name = f"mask_kernel[{dtype}, scatter={scatter}" + (", reverse]" if reverse else "]")
         yield name, _source(kernels.mask_kernel, mask_args, const), 8
-    # the option mask_block's larger blocks (the width's default order)
-    for block in (b for b in launch.MASK_BLOCK_CHOICES if b > launch.MASK_BLOCK):
-        const = dict(BLOCK=block, DTYPE=code, W=kc.width, REVERSE=kc.width in launch.MASK_REVERSE_WIDTHS)
-        yield f"mask_kernel[{dtype}, block={block}]", _source(kernels.mask_kernel, mask_args, const), 8
+    # the option mask_block's largest block (the most registers; the other sizes differ from it in the constant only)
+    block = max(launch.MASK_BLOCK_CHOICES)
+    const = dict(BLOCK=block, DTYPE=code, W=kc.width, REVERSE=kc.width in launch.MASK_REVERSE_WIDTHS)
+    yield f"mask_kernel[{dtype}, block={block}]", _source(kernels.mask_kernel, mask_args, const), 8
     scatter_args = {name: slot_args[name] for name in ("cand_ptr", "idx_ptr", "part_i_ptr", "n_spans", "row0",
                                                        "thr_key_ptr", "cut_idx_ptr", "hit_ptr")}
     scatter_args.update(out_ptr=x, stride_ob="i64", stride_ov="i64")

@@ -412,8 +412,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
     # CUDA streams the waves alternate over (each with a scratch of its own; with one, no stream is forked)
     n_streams_opt = int_option(opts, "streams", STREAMS, choices=(1, 2))
     # entries per program of the mask pass (option mask_block; the same bits)
-    mask_block = int_option(opts, "mask_block", MASK_BLOCK_16 if kc.width == 16 else MASK_BLOCK,
-                            choices=MASK_BLOCK_CHOICES)
+    mask_block = int_option(opts, "mask_block", MASK_BLOCK, choices=MASK_BLOCK_CHOICES)
     value_lanes = value_lanes or sample_lanes
     # span-pass slot appends: one atomic per selected entry (0, the default; ptxas aggregates them per warp),
     # or per column of AGG entries (kernels.append_keys).  H200 (b1e6232): AGG=256 (one atomic per thread
@@ -748,13 +747,11 @@ SLOT_CHUNK = 1024  # slot entries per step of the kernels that read a slot (ties
 # 65.5 -> 64.5 / 65.0; V=151936 top-k 50 59.4 -> 58.2 / 57.6, k100+p0.9 72.1 -> 70.4 / 70.7; B=1024 V=151936
 # k100+p0.9 505.5 -> 503.2 (512)
 SAMPLE_SLOT_CHUNK = 512
-# entries per program of the mask, fp32 rows and 16-bit rows (the option mask_block, one of MASK_BLOCK_CHOICES).
-# Why larger blocks for 16-bit rows might pay (not measured yet, session 36): a 4096-entry program moves 8 KiB of
-# bf16 against fp32's 16 KiB, and the bf16 mask pass took 300 us against fp32's 373 in the profiler (session 36
-# call 5, B=1024): twice as long per byte.  8192 gives a bf16 program fp32's bytes, and each thread two 16-byte
-# loads more in flight (8 warps: 32 entries a thread); sweep_triton.py --set maskblock measures it
+# entries per program of the mask, every width (the option mask_block, one of MASK_BLOCK_CHOICES).  Session 36 asked
+# whether 16-bit rows want larger programs (a 4096-entry bf16 program moves half fp32's bytes); H100 sweeps
+# (docs/bench/h100-2026-12-06/session37/ calls 1 and 3, masked top-k 50): 8192 and 16384 7-12 % slower on every
+# row, 2048 within 1 % of 4096 either way, 1024 3-4 % slower
 MASK_BLOCK = 4096
-MASK_BLOCK_16 = 4096
 MASK_BLOCK_CHOICES = (1024, 2048, 4096, 8192, 16384)
 SAMPLE_PART = 16384  # entries per program of the sample pass
 SAMPLE_BLOCK = 2048  # entries per step (noise only in steps that keep something)
