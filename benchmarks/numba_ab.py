@@ -17,7 +17,9 @@ cases), ``splits`` (the split path's blocks a row: automatic, 5 at B=64 and 17 a
 then 10, 20, 40; top-k 50 and top-p 0.9 at B=64 and 16), ``rank_live``
 (``rank_select`` off, then on once at most 512 or 256
 keys are live; top-k and k+p at B = 16, two cases at 1024), ``fold`` (``split_wide_fold`` off / on; top-p
-0.9 at B = 16 and 1).  Written as
+0.9 at B = 16 and 1), ``pairs`` (bf16 rows read two entries a 4-byte load, off / on / on but for the
+one-block-a-row select kernel: top-k 50 at B = 64
+and 1024, top-p 0.9 and k100+p0.9 at B = 64, 1024, 16).  Written as
 ``docs/bench/next-numba-rank/ab.py`` for session 27, whose calls ran the first two (``--wide`` then;
 ``docs/bench/h100-2026-12-05/session27/``).
 """
@@ -65,6 +67,11 @@ SETS = {
                [("llm", 64, k, p, dt) for dt in ("fp32", "bf16") for k, p in ((50, None), (None, 0.9))]
                + [("llm", 16, 50, None), ("llm", 16, None, 0.9)],
                {}, False),
+    "pairs": ({"one": {"pairs": False}, "pairs": {"pairs": True},
+               "split_only": {"pairs": True, "pairs_select": False}},
+              [(d, B, 50, None, "bf16") for B in (64, 1024) for d in DISTS]
+              + [("llm", B, k, p, "bf16") for B in (64, 1024, 16) for k, p in ((None, 0.9), (100, 0.9))],
+              {}, False),
     "fold": ({"picks": {"split_wide_fold": False}, "folded": {"split_wide_fold": True}},
              [(d, B, None, 0.9) for B in (16, 1) for d in DISTS],
              {"split": 3, "capacity": 9}, False),

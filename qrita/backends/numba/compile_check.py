@@ -52,11 +52,13 @@ def signatures():
     def arr(dtype, ndim=1):
         return T.Array(dtype, ndim, "C")
 
-    # (bits of the logits, per-row k, per-row p): 32-bit with int64 k and float32 p, 16-bit with
-    # int32 k and float64 p (a scalar k or p passes a dummy array of the first kind)
-    for bits, k_t, p_t in ((T.uint32, T.int64, T.float32), (T.uint16, T.int32, T.float64)):
+    # (the logits' buffer, bits of thresholds and fills, per-row k, per-row p): 32-bit with int64 k and
+    # float32 p, 16-bit with int32 k and float64 p (a scalar k or p passes a dummy array of the first kind), and
+    # 16-bit rows paired in int32 words (kernels.paired_buffer; the kernels that read the logits)
+    for xbits, bits, k_t, p_t in ((T.uint32, T.uint32, T.int64, T.float32), (T.uint16, T.uint16, T.int32, T.float64),
+                                  (T.int32, T.uint16, T.int32, T.float64)):
         by_name = dict(
-            x=arr(bits), out=arr(bits), out_thr=arr(bits), thr_bits=arr(bits), k_arr=arr(k_t), p_arr=arr(p_t),
+            x=arr(xbits), out=arr(xbits), out_thr=arr(bits), thr_bits=arr(bits), k_arr=arr(k_t), p_arr=arr(p_t),
             p_scalar=T.float64, out_nties=arr(T.int32), out_count=arr(T.int32), nties=arr(T.int32),
             out_hit=arr(T.boolean), out_cut=arr(T.int64), cand=arr(T.uint32, 2), cand_count=arr(T.int64),
             part=arr(T.int64, 3), cut_keys=arr(T.int64), cut_idx=arr(T.int64), a=arr(T.int64), bits=arr(bits),
@@ -69,11 +71,13 @@ def signatures():
                 continue
             kernel = getattr(K, name)
             params = list(inspect.signature(kernel.py_func).parameters)
+            if xbits == T.int32 and "x" not in params:
+                continue
             unknown = [p for p in params if p not in by_name and p not in scalars]
             if unknown:
                 raise TypeError(f"{name}: no type for parameters {unknown} (add them to compile_check)")
             sig = tuple(by_name[p] if p in by_name else T.int64 for p in params)
-            yield f"{name}[{bits}, k {k_t}, p {p_t}]", kernel, sig
+            yield f"{name}[{xbits}, k {k_t}, p {p_t}]", kernel, sig
 
 
 def main(argv=None) -> int:

@@ -149,6 +149,14 @@ FMT_F32 = 0
 FMT_F16 = 1
 FMT_BF16 = 2
 FMT_OF_DTYPE = {"float32": FMT_F32, "float16": FMT_F16, "bfloat16": FMT_BF16}
+# Paired 16-bit entries (launch's option pairs): a 16-bit row buffer passed as int32 words, ``x`` of dtype
+# int32 (:func:`paired_buffer`), entry ``e`` (a 16-bit offset, as ``base`` and the strides stay) the low half
+# of word ``e >> 1`` when ``e`` is even, the high half when odd (little-endian).  Only for rows of even length
+# at even offsets with unit stride, so that a word never holds entries of two rows; a thread's whole-tile
+# loads (:func:`load_keys`) and the mask (:func:`mask_kernel`) then move two entries a 4-byte access instead
+# of one a 2-byte access.  The buffer's type decides, not an argument: each kernel's compiled variant holds
+# one of the two load paths only (a runtime test kept both in the fp32 variant, whose select kernel then
+# spilled 196 bytes a thread instead of 116, sm_90).
 
 # Per-row k/p argument modes.
 ARG_NONE = 0
@@ -221,6 +229,22 @@ def bits_from_f32(v):
     return int64(a.view(np.uint32)[0])
 
 
+def paired_buffer(x):
+    """Whether ``x`` holds paired 16-bit entries (an int32 buffer: the note after ``FMT_OF_DTYPE``); on the GPU a
+    constant of the compiled variant (the overload below), in the simulator a test of the array's dtype."""
+    return x.dtype == np.int32
+
+
+if not SIMULATED:
+    from numba.core import types as _nb_types
+    from numba.core.extending import overload
+
+    @overload(paired_buffer, target="cuda")
+    def _paired_buffer_of_type(x):
+        paired = x.dtype == _nb_types.int32
+        return lambda x: paired
+
+
 @device_function
 def f32_bits_of(u, fmt):
     """float32 bits of one stored value with raw bits ``u`` (exact widening)."""
@@ -284,17 +308,25 @@ def bits_of_key(key):
 
 
 @device_function
+def raw_at(x, e):
+    """Raw bits (int64) of the entry at offset ``e`` of the buffer ``x`` (paired: half a word)."""
+    if paired_buffer(x):
+        return (int64(x[e >> 1]) >> ((e & 1) * 16)) & 0xFFFF
+    return int64(x[e])
+
+
+@device_function
 def load_key(row, i):
     """Key of entry ``i`` of the row (int64 offsets)."""
     x, base, stride_v, _V, fmt = row
-    return key_of_bits(f32_bits_of(x[base + i * stride_v], fmt))
+    return key_of_bits(f32_bits_of(raw_at(x, base + i * stride_v), fmt))
 
 
 @device_function
 def load_value(row, i):
     """float32 value of entry ``i`` of the row."""
     x, base, stride_v, _V, fmt = row
-    return f32_from_bits(f32_bits_of(x[base + i * stride_v], fmt))
+    return f32_from_bits(f32_bits_of(raw_at(x, base + i * stride_v), fmt))
 
 
 # Entries a thread loads back to back before it processes any of them, in the passes
@@ -313,13 +345,29 @@ def load_keys(row, i0, keys, items):
     """``keys[j]`` = the key of entry ``i0 + j * THREADS``, ``j < items`` (all in the
     row; keys fit in 32 bits).  The loads go first, back to back; the index is unsigned
     (offsets are never negative: no wraparound test), one 64-bit add an entry; the
-    format is tested once a tile, so each branch widens with a constant format."""
+    format is tested once a tile, so each branch widens with a constant format.
+
+    Paired entries (``items`` even, the tile's first entry ``i0 - threadIdx.x`` even): the same tile of
+    ``THREADS * items`` entries, but a thread loads ``items // 2`` words, word ``j`` holding entries
+    ``2 * (threadIdx.x + j * THREADS)`` and the next one of the tile, into ``keys[2 j]`` and ``keys[2 j + 1]``.
+    Every caller's use of a tile's keys is free of their order (counts, sums, maxima), or takes keys
+    ``[u * n, (u + 1) * n)`` as chunk ``u`` of ``THREADS * n`` entries, ``n`` even (:func:`cut_index_kernel`),
+    which the pairing keeps."""
     x, base, stride_v, _V, fmt = row
-    at = uint64(base + i0 * stride_v)
-    step = uint64(THREADS * stride_v)
-    for j in range(items):
-        keys[j] = x[at]
-        at += step
+    if paired_buffer(x):
+        t = cuda.threadIdx.x
+        w = uint64((base + i0 - t) >> 1) + uint64(t)
+        for j in range(items // 2):
+            word = uint32(x[w])
+            keys[2 * j] = word & uint32(0xFFFF)
+            keys[2 * j + 1] = word >> uint32(16)
+            w += uint64(THREADS)
+    else:
+        at = uint64(base + i0 * stride_v)
+        step = uint64(THREADS * stride_v)
+        for j in range(items):
+            keys[j] = x[at]
+            at += step
     keys_of_raw(keys, keys, items, fmt)
 
 
@@ -1650,6 +1698,7 @@ def keys_kernel(bits, fmt, keys, back):
 # ---- fused masking ------------------------------------------------------------------
 
 MASK_ITEMS = 8  # entries per thread of mask_kernel, loaded back to back (its loads_first)
+MASK_WORDS = MASK_ITEMS // 2  # a thread's words of paired entries (a constant: local arrays)
 MASK_ITEMS_OLD = 4  # ... loaded one at a time (loads_first = 0, the A/B's other side)
 # cut_index_kernel reads a row in chunks of THREADS * CUT_ITEMS entries: it counts the entries equal to the
 # threshold in CUT_GROUP chunks at once (a thread loads its share of CUT_UNROLL chunks back to back), then scans
@@ -1776,9 +1825,15 @@ def cut_index_kernel(x, stride_b, stride_v, V, fmt, thr_bits, nties, cut_idx, se
 
 
 @device_function
+def kept(key, i, thr_key, c):
+    """Whether entry ``i`` of key ``key`` is kept: above the threshold's key, or equal at an index <= ``c``."""
+    return key > thr_key or (key == thr_key and i <= c)
+
+
+@device_function
 def mask_one(out, o, u, key, i, thr_key, c, fill, inplace):
     """One entry of :func:`mask_kernel`: raw bits ``u``, key ``key``, index ``i``, its slot ``o`` in ``out``."""
-    if not (key > thr_key or (key == thr_key and i <= c)):
+    if not kept(key, i, thr_key, c):
         out[o] = fill
     elif inplace == 0:
         out[o] = u
@@ -1795,13 +1850,39 @@ def mask_kernel(x, stride_b, stride_v, V, fmt, out, out_b, out_v, inplace, thr_b
     a load above a store to ``out``, which in place is ``x``: one load loop then kept one
     load in flight a thread); 0: ``MASK_ITEMS_OLD`` entries a block row, each loaded, then
     written, in turn (the A/B's other side).  Either way each entry is read before the
-    same thread writes it."""
+    same thread writes it.
+
+    Paired entries (``x`` and ``out`` both int32 words, see :func:`paired_buffer`; ``loads_first`` taken as 1): the
+    block's entries are the same, a thread loads its ``MASK_ITEMS // 2`` words back to back and writes each
+    word whole, the entries' own bits or the fill in either half (in place only the words that change)."""
     b = cuda.blockIdx.x
     base = int64(b) * stride_b
     thr_key = key_of_bits(f32_bits_of(thr_bits[b], fmt))
     c = cut_idx[b]
     t = cuda.threadIdx.x
-    if loads_first:
+    if paired_buffer(x):
+        blk0 = int64(cuda.blockIdx.y) * (THREADS * MASK_ITEMS)
+        o_base = int64(b) * out_b
+        words = cuda.local.array(MASK_WORDS, uint32)
+        raw = cuda.local.array(MASK_ITEMS, uint32)
+        keys = cuda.local.array(MASK_ITEMS, uint32)
+        for j in range(MASK_WORDS):
+            i = blk0 + 2 * (t + j * THREADS)  # even, and V is even: both halves in the row or neither
+            words[j] = x[(base + i) >> 1] if i < V else 0
+        for j in range(MASK_WORDS):
+            raw[2 * j] = words[j] & uint32(0xFFFF)
+            raw[2 * j + 1] = words[j] >> uint32(16)
+        keys_of_raw(raw, keys, MASK_ITEMS, fmt)
+        for j in range(MASK_WORDS):
+            i = blk0 + 2 * (t + j * THREADS)
+            if i < V:
+                lo = raw[2 * j] if kept(int64(keys[2 * j]), i, thr_key, c) else uint32(fill)
+                hi = raw[2 * j + 1] if kept(int64(keys[2 * j + 1]), i + 1, thr_key, c) else uint32(fill)
+                word = lo | (hi << uint32(16))
+                if inplace == 0 or word != words[j]:
+                    # the same 32 bits as an int32 (a value in range: the simulator's arrays do not wrap)
+                    out[(o_base + i) >> 1] = int32(int64(word) - ((int64(word) >> 31) << 32))
+    elif loads_first:
         first = int64(cuda.blockIdx.y) * (THREADS * MASK_ITEMS) + t
         raw = cuda.local.array(MASK_ITEMS, uint32)
         keys = cuda.local.array(MASK_ITEMS, uint32)

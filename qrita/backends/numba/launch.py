@@ -106,6 +106,16 @@ CUT_GROUPS = True
 # 1317 -> 1002; B=64 fp32 126.4 -> 113.5, 126.2 -> 112.9, 179.0 -> 165.3; bf16 150.6 -> 144.2, 149.5 -> 142.5,
 # 168.9 -> 164.0
 MASK_LOADS = True
+# options["pairs"]: 16-bit rows of even length, at even offsets with unit stride, are read (and masked) as 32-bit
+# words, two entries a load (kernels.paired_buffer); off: one 2-byte load an entry, as before.  Why: the row passes
+# keep a few loads in flight a thread (kernels.ITEMS), so a 2-byte entry a load moves half fp32's bytes a load:
+# H100 profile (docs/bench/h100-2026-12-05/session28/ call 5), B=64 LLM-like top-k 50, the split scan pass
+# 43.6 us for bf16 against 44.0 for fp32, at half the bytes.  Not yet measured on a GPU (session 37, prepared)
+PAIRS = True
+# options["pairs_select"]: with pairs, also the one-block-a-row select kernel (B >= the SM count) reads words; off:
+# only the split path, the cut index and the mask.  Why the choice: unpacking the halves costs the 64-register
+# select kernel spills (sm_90: 184/240 B a thread against 116/132, compile_check), the split kernels nothing
+PAIRS_SELECT = True
 # Fixed-point top-p weights: round(exp(x - max) * 2**FRAC_BITS), summed in int64.
 FRAC_BITS = 40
 
@@ -170,6 +180,11 @@ class _DeviceArrays:
         B, V = int(logits.shape[0]), int(logits.shape[1])
         return self._numba(logits, ptr, 1 + (B - 1) * sb + (V - 1) * sv, _BITS[dtype]), sb, sv
 
+    def words_of(self, flat):
+        """The int32 words over a flat 16-bit buffer of even length, or None where it is not 4-byte aligned."""
+        ptr = flat.__cuda_array_interface__["data"][0]
+        return None if ptr % 4 else self._numba(flat, ptr, int(flat.shape[0]) // 2, np.dtype(np.int32))
+
     def vector(self, a, dtype=None):
         """A 1-D array of the library as a contiguous Numba array (``dtype``: reinterpret)."""
         if self.lib == "torch":
@@ -228,6 +243,10 @@ class _SimulatedArrays(_DeviceArrays):
         flat = np.lib.stride_tricks.as_strided(bits, shape=(1 + (B - 1) * sb + (V - 1) * sv,), strides=(bits.itemsize,))
         return self._fake(flat), sb, sv
 
+    def words_of(self, flat):
+        host = flat._ary
+        return None if host.ctypes.data % 4 else self._fake(host.view(np.int32))
+
     def vector(self, a, dtype=None):
         host = a if isinstance(a, np.ndarray) else np.ascontiguousarray(_arrays.to_host(a, self.lib))
         return self._fake(host if dtype is None else host.view(dtype))
@@ -262,6 +281,17 @@ def choose_splits(req: Request, arrays: _DeviceArrays, forced: int) -> int:
     if req.B >= sms:
         return 1
     return max(1, min(MAX_SPLITS, -(-2 * sms // req.B), req.V // SPLIT_MIN_ENTRIES))
+
+
+def paired(arrays: _DeviceArrays, req: Request, flat, stride_b: int, stride_v: int):
+    """The int32 words over a row buffer (``flat_bits``) whose rows pair (``kernels.paired_buffer``: 16-bit entries,
+    even row length, unit stride, rows at even offsets of a 4-byte aligned buffer), else None (also with the
+    option ``pairs`` off)."""
+    if not req.options.get("pairs", PAIRS) or _BITS[req.dtype].itemsize != 2 or req.V % 2 or stride_v != 1:
+        return None
+    if req.B > 1 and stride_b % 2:
+        return None
+    return arrays.words_of(flat)
 
 
 def _row_arg(arrays: _DeviceArrays, value, dummy):
@@ -311,12 +341,15 @@ def _select_raw(req: Request, arrays):
     if B > 0:
         stream = arrays.stream()
         x, stride_b, stride_v = arrays.flat_bits(req.logits, dtype)
+        words = paired(arrays, req, x, stride_b, stride_v)
         k_arr, k_scalar, k_mode = _row_arg(arrays, req.k, arrays.scratch((1,), "int64"))
         p_arr, p_scalar, p_mode = _row_arg(arrays, req.p, arrays.scratch((1,), "float32"))
         rows = (k_arr, int(k_scalar), k_mode, p_arr, float(p_scalar), p_mode)
         outs = (arrays.vector(thr, _BITS[dtype]), arrays.vector(nties), arrays.vector(count), arrays.vector(hit),
                 arrays.vector(cut))
         splits = choose_splits(req, arrays, forced_split)
+        if words is not None and (splits > 1 or req.options.get("pairs_select", PAIRS_SELECT)):
+            x = words
         if splits == 1:
             kern.select_kernel[B, kern.THREADS, stream](x, stride_b, stride_v, V, *rows, *params, *outs)
         else:
@@ -373,8 +406,13 @@ def run_mask(req: Request, mask_value: float, out):
             cut = arrays.vector(cut)  # finish_row's cut index; the kernel scans the rows left at CUT_SCAN
             fmt = kern.FMT_OF_DTYPE[dtype]
             sequential = 0 if req.options.get("cut_groups", CUT_GROUPS) else 1
-            kern.cut_index_kernel[B, kern.THREADS, stream](x, sb, sv, V, fmt, thr_bits, arrays.vector(nties), cut,
-                                                           sequential)
+            x_words = paired(arrays, req, x, sb, sv)
+            kern.cut_index_kernel[B, kern.THREADS, stream](
+                x if x_words is None else x_words, sb, sv, V, fmt, thr_bits, arrays.vector(nties), cut, sequential,
+            )
+            t_words = None if x_words is None else paired(arrays, req, t_flat, tb, tv)
+            if t_words is not None:  # the mask reads and writes words (its loads back to back)
+                x, t_flat = x_words, t_words
             loads_first = 1 if req.options.get("mask_loads", MASK_LOADS) else 0
             per_block = kern.THREADS * (kern.MASK_ITEMS if loads_first else kern.MASK_ITEMS_OLD)
             grid = (B, (V + per_block - 1) // per_block)
