@@ -452,7 +452,7 @@ def test_fused_mask_matches_selection_apply(rng, dtype, ties, loads_first):
 
 PAIR_CASES = [("bfloat16", layout, ties) for layout, ties in (
     ("contiguous", "lowest_index"), ("odd_length", "all"), ("column_slice", "all"), ("odd_row_stride", "lowest_index"),
-    ("split", "lowest_index"), ("one_row", "all"), ("no_select", "all"))] + [("float16", "contiguous", "all")]
+    ("split", "lowest_index"), ("one_row", "all"), ("no_select", "all"), ("select_pairs", "lowest_index"))] + [("float16", "contiguous", "all")]
 
 
 @sim
@@ -461,8 +461,8 @@ def test_pairs_give_the_unpaired_bits(rng, dtype, layout, ties):
     """16-bit rows read as 32-bit words (option ``pairs``, kernels.PAIRED) give the bits of one load an entry:
     ``select`` and masking, out of place and in place, k+p and top-p alone, on layouts that pair (even rows at
     even offsets: contiguous, a column slice of a wider array, the split path, one row) and that do not (odd
-    row length, odd row stride), where the launcher falls back to 2-byte loads, and with ``pairs_select`` off (the
-    one-block-a-row select kernel reads 2-byte entries, the mask words); a tie rule a case."""
+    row length, odd row stride), where the launcher falls back to 2-byte loads, with ``pairs_select`` off (the
+    default: the one-block-a-row select kernel reads 2-byte entries, the mask words) and on; a tie rule a case."""
     width = {"odd_length": 61, "odd_row_stride": 61}.get(layout, 64)
     wide = adversarial_rows(rng, width + 2)
     if layout == "one_row":
@@ -471,7 +471,8 @@ def test_pairs_give_the_unpaired_bits(rng, dtype, layout, ties):
     x = x[:, 2:] if layout in ("column_slice", "odd_row_stride") else x[:, :width]
     B = x.shape[0]
     k, p = per_row_k(width, B), per_row_p(B)
-    split = {"split": 3} if layout == "split" else {"pairs_select": False} if layout == "no_select" else {}
+    split = {"split": 3} if layout == "split" else {"pairs_select": False} if layout == "no_select" else \
+        {"pairs_select": True} if layout == "select_pairs" else {}
     for kk, pp in ((k, p), (None, p)):
         same_bits(run(x, kk, pp, ties, pairs=False, **split), run(x, kk, pp, ties, pairs=True, **split))
         masked = [qrita.top_k_top_p(x, kk, pp, backend="numba", ties=ties, mask_value=-0.0,

@@ -110,12 +110,14 @@ MASK_LOADS = True
 # words, two entries a load (kernels.paired_buffer); off: one 2-byte load an entry, as before.  Why: the row passes
 # keep a few loads in flight a thread (kernels.ITEMS), so a 2-byte entry a load moves half fp32's bytes a load:
 # H100 profile (docs/bench/h100-2026-12-05/session28/ call 5), B=64 LLM-like top-k 50, the split scan pass
-# 43.6 us for bf16 against 44.0 for fp32, at half the bytes.  Not yet measured on a GPU (session 37, prepared)
+# 43.6 us for bf16 against 44.0 for fp32, at half the bytes.  Measured (session 38, H100, numba_ab.py --set pairs,
+# docs/bench/h100-2026-12-06/session38/): bf16 masking 5-6 % faster at B=64, 14-19 % at B=1024, `select` the same
 PAIRS = True
 # options["pairs_select"]: with pairs, also the one-block-a-row select kernel (B >= the SM count) reads words; off:
 # only the split path, the cut index and the mask.  Why the choice: unpacking the halves costs the 64-register
-# select kernel spills (sm_90: 184/240 B a thread against 116/132, compile_check), the split kernels nothing
-PAIRS_SELECT = True
+# select kernel spills (sm_90: 184/240 B a thread against 116/132, compile_check), the split kernels nothing.
+# Off: on, `select` was 1.2 % slower on one row (B=16 top-p, 75.3 -> 76.2 us) and no row gained over 1.5 % (session 38)
+PAIRS_SELECT = False
 # Fixed-point top-p weights: round(exp(x - max) * 2**FRAC_BITS), summed in int64.
 FRAC_BITS = 40
 
