@@ -253,8 +253,17 @@ MBLK_S_CASES = [(d, torch.bfloat16, 1024, 50, None, MBLK_S) for d in ("hllm", "h
     ("hllm", torch.float32, 1024, 50, None, MBLK_S), ("hllm", torch.bfloat16, 64, 50, None, MBLK_S),
     ("hllm", torch.bfloat16, 256, 50, None, MBLK_S), ("hllm", torch.float16, 1024, 50, None, MBLK_S),
     ("hllm", torch.bfloat16, 1024, None, 0.9, MBLK_S)]
+# --set scatter (masked, out of place): fill-and-scatter masking (option scatter: a row that hit is only written,
+# its kept candidates written back from the slot; measured slower in session 5 on the H200, 728 -> 960 us, when
+# the token indices halved the rows a wave) with smaller slots (span_cap: 512 or 256 keys a span instead of 1024;
+# top-k 50 gathers a few hundred keys a row since the sample cut, so the rows a wave stay), and span_cap alone
+SCAT = [{}, dict(scatter=True), dict(scatter=True, span_cap=512), dict(scatter=True, span_cap=256), dict(span_cap=512)]
+SCAT_CASES = [(d, t, 1024, 50, None, SCAT) for t in (torch.bfloat16, torch.float32) for d in ("hllm", "hgauss", "hzipf")
+              ] + [("hllm", t, 1024, 100, 0.9, SCAT[:3]) for t in (torch.bfloat16, torch.float32)] + [
+    ("hllm", torch.bfloat16, 64, 50, None, SCAT[:3]), ("hllm", torch.float32, 64, 50, None, SCAT[:3]),
+    ("hllm", torch.bfloat16, 1024, None, 0.9, SCAT[:3]), ("hzipf", torch.float32, 1024, None, 0.9, SCAT[:2])]
 # these time and compare the masked logits
-MASKED_SETS = {"slotties", "samplewide_masked", "streams_masked", "maskblock", "maskblock_small"}
+MASKED_SETS = {"slotties", "samplewide_masked", "streams_masked", "maskblock", "maskblock_small", "scatter"}
 SETS = {"geometry": CASES, "layout": LAYOUT_CASES, "topp": TOPP_CASES, "split": SPLIT_CASES, "batch": BATCH_CASES,
         "agg": AGG_CASES, "share": SHARE_CASES, "defer": DEFER_CASES, "kp": KP_CASES,
         "share_hi": SHARE_HI_CASES, "fold": FOLD_CASES, "occupancy": OCC_CASES,
@@ -264,7 +273,7 @@ SETS = {"geometry": CASES, "layout": LAYOUT_CASES, "topp": TOPP_CASES, "split": 
         "toppfloor": FLOOR_CASES, "samplewide": SWIDE_CASES,
         "samplewide_masked": SWIDE_M_CASES, "streams": STRM_CASES, "streams_masked": STRM_M_CASES,
         "b1cut": B1CUT_CASES, "maskblock": MBLK_CASES,
-        "maskblock_small": MBLK_S_CASES}
+        "maskblock_small": MBLK_S_CASES, "scatter": SCAT_CASES}
 
 
 def main() -> None:

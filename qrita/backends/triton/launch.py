@@ -139,6 +139,11 @@ FOLD_PICK = True
 FUSE_DRAW = False
 # masking: cut tie groups of rows that hit resolved from the slot, not counted from the row (option slot_ties)
 SLOT_TIES = False
+# default of the option scatter: masking writes a row that hit (and keeps no zero) with the mask value and then its
+# kept candidates from the slot, with their token indices (kernels.scatter_kernel): one write of the row, no read.
+# Measured slower in session 5 (H200, e6f7768: top-k 50 fp32 B=1024 728 -> 960 us), when the token indices halved
+# the rows a wave; sweep_triton.py --set scatter measures it again with smaller slots (option span_cap)
+SCATTER = False
 # default of the option streams: a call's waves alternate over this many CUDA streams (1 or 2), each with its own
 # scratch (half the wave's rows each, so the scratch stays within SCRATCH_BYTES), so that one wave's one-program-a-row
 # kernels (cut, finish, updates, tie pick) and compute-bound miss rounds run beside another wave's row passes; the
@@ -449,9 +454,8 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
     # value_lanes: each open row's lanes for its next miss round, written by the finish and the updates
     lanes = torch.empty((B, npm) if value_lanes else (1,), dtype=torch.int64, device=dev)
     sampling = states is not None
-    # fill-and-scatter masking (option "scatter"): measured slower than reading the row
-    # (H200, e6f7768: top-k 50 fp32 B=1024 728 -> 960 us), so off by default
-    scatter = mask is not None and bool(opts.get("scatter", False))
+    # fill-and-scatter masking (option "scatter", default SCATTER)
+    scatter = mask is not None and bool(opts.get("scatter", SCATTER))
     # masking that resolves a cut tie group of a row that hit from its slot (slot_ties_kernel, as sampling and
     # scatter do): the span pass stores each candidate's token index beside its key, and only the rows left
     # TIE_PENDING (misses, groups over TIE_TILE) count their ties from the row (tie_count_kernel: another read
