@@ -452,7 +452,8 @@ def test_fused_mask_matches_selection_apply(rng, dtype, ties, loads_first):
 
 PAIR_CASES = [("bfloat16", layout, ties) for layout, ties in (
     ("contiguous", "lowest_index"), ("odd_length", "all"), ("column_slice", "all"), ("odd_row_stride", "lowest_index"),
-    ("split", "lowest_index"), ("one_row", "all"), ("no_select", "all"), ("select_pairs", "lowest_index"))] + [("float16", "contiguous", "all")]
+    ("split", "lowest_index"), ("one_row", "all"), ("no_select", "all"),
+    ("select_pairs", "lowest_index"))] + [("float16", "contiguous", "all")]
 
 
 @sim
