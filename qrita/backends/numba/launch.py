@@ -343,15 +343,15 @@ def _select_raw(req: Request, arrays):
     if B > 0:
         stream = arrays.stream()
         x, stride_b, stride_v = arrays.flat_bits(req.logits, dtype)
-        words = paired(arrays, req, x, stride_b, stride_v)
         k_arr, k_scalar, k_mode = _row_arg(arrays, req.k, arrays.scratch((1,), "int64"))
         p_arr, p_scalar, p_mode = _row_arg(arrays, req.p, arrays.scratch((1,), "float32"))
         rows = (k_arr, int(k_scalar), k_mode, p_arr, float(p_scalar), p_mode)
         outs = (arrays.vector(thr, _BITS[dtype]), arrays.vector(nties), arrays.vector(count), arrays.vector(hit),
                 arrays.vector(cut))
         splits = choose_splits(req, arrays, forced_split)
-        if words is not None and (splits > 1 or req.options.get("pairs_select", PAIRS_SELECT)):
-            x = words
+        if splits > 1 or req.options.get("pairs_select", PAIRS_SELECT):  # the word view only where it is read
+            words = paired(arrays, req, x, stride_b, stride_v)
+            x = x if words is None else words
         if splits == 1:
             kern.select_kernel[B, kern.THREADS, stream](x, stride_b, stride_v, V, *rows, *params, *outs)
         else:
