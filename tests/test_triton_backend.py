@@ -116,7 +116,7 @@ def _adversarial_rows(dtype):
 MISS_OPTIONS = {
     "rounds": {"truncation": False, "span": 256, "span_cap": 128},
     "tiny-slots": {"truncation": False, "span": 256, "span_cap": 8, "reg_cap": 16},
-    "row-fallback": {"truncation": False, "span": 256, "span_cap": 8, "miss_rounds": 1},
+    "row-fallback": {"truncation": False, "span": 256, "span_cap": 64, "miss_rounds": 1},
 }
 
 
