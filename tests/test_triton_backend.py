@@ -254,9 +254,13 @@ def test_fused_rounds_give_the_unfused_bits(dtype, k, p, ties, miss):
 
 
 @pytest.mark.parametrize(("dtype", "k", "p", "ties", "mode", "V"), [
-    (torch.float32, 25, None, "lowest_index", None, 600), (torch.bfloat16, 25, None, "all", None, 600),
-    (torch.float32, 20, 0.6, "lowest_index", "rounds", 600), (torch.bfloat16, 25, None, "all", "tiny-slots", 600),
-    (torch.float16, 1, None, "lowest_index", None, 600), (torch.float32, 700, None, "all", None, 8192)])
+    (torch.bfloat16, 25, None, "all", None, 600), (torch.float32, 20, 0.6, "lowest_index", "rounds", 600),
+    (torch.float32, 700, None, "all", None, 8192)]
+    # radix_topk is off by default: under the interpreter (CI) its 16-bit duplicates, a miss's gathered slot and the
+    # mid-size tile; on a GPU also these
+    + ([] if INTERPRETED else [(torch.float32, 25, None, "lowest_index", None, 600),
+                               (torch.bfloat16, 25, None, "all", "tiny-slots", 600),
+                               (torch.float16, 1, None, "lowest_index", None, 600)]))
 def test_radix_topk_gives_the_pivot_search_bits(dtype, k, p, ties, mode, V):
     """The register tiles' top-k by radix select (option radix_topk; off by default) gives the bits of the
     pivot search (the paper's method): adversarial rows (ties, all equal, +inf, a
