@@ -262,8 +262,20 @@ SCAT_CASES = [(d, t, 1024, 50, None, SCAT) for t in (torch.bfloat16, torch.float
               ] + [("hllm", t, 1024, 100, 0.9, SCAT[:3]) for t in (torch.bfloat16, torch.float32)] + [
     ("hllm", torch.bfloat16, 64, 50, None, SCAT[:3]), ("hllm", torch.float32, 64, 50, None, SCAT[:3]),
     ("hllm", torch.bfloat16, 1024, None, 0.9, SCAT[:3]), ("hzipf", torch.float32, 1024, None, 0.9, SCAT[:2])]
+# --set spancap / spancap_masked (select / masked out of place): the wide geometry's slot of WIDE_SPAN_CAP (512) keys a
+# span for k <= WIDE_CAP_MAX_K (the default on the branch next/triton-span-cap) against the full SPAN_CAP (1024)
+CAPS = [{}, dict(span_cap=1024)]
+CAP_CASES = [(d, t, B, k, p, CAPS) for B in (1024, 256) for t in (torch.float32, torch.bfloat16)
+             for d in ("hllm", "hgauss", "hzipf") for k, p in ((50, None), (100, 0.9))] + [
+    (d, torch.float32, 1024, k, None, CAPS) for d in ("hzipf", "hllm") for k in (100, 128)]
+# --set spancap_topp (select): smaller slots for top-p rows too (not on the branch: their waves at B=1024 are three,
+# 365 rows each; a top-p row's second cut targets rowcap // TWO_CUT_SHARE keys, so the slot changes what it gathers)
+CAPS_P = [{}, dict(span_cap=512), dict(span_cap=256)]
+CAP_P_CASES = [(d, t, 1024, None, 0.9, CAPS_P) for t in (torch.float32, torch.bfloat16)
+               for d in ("hllm", "hgauss", "hzipf")] + [("hllm", torch.float32, 256, None, 0.9, CAPS_P)]
 # these time and compare the masked logits
-MASKED_SETS = {"slotties", "samplewide_masked", "streams_masked", "maskblock", "maskblock_small", "scatter"}
+MASKED_SETS = {"slotties", "samplewide_masked", "streams_masked", "maskblock", "maskblock_small", "scatter",
+               "spancap_masked"}
 SETS = {"geometry": CASES, "layout": LAYOUT_CASES, "topp": TOPP_CASES, "split": SPLIT_CASES, "batch": BATCH_CASES,
         "agg": AGG_CASES, "share": SHARE_CASES, "defer": DEFER_CASES, "kp": KP_CASES,
         "share_hi": SHARE_HI_CASES, "fold": FOLD_CASES, "occupancy": OCC_CASES,
@@ -273,7 +285,8 @@ SETS = {"geometry": CASES, "layout": LAYOUT_CASES, "topp": TOPP_CASES, "split": 
         "toppfloor": FLOOR_CASES, "samplewide": SWIDE_CASES,
         "samplewide_masked": SWIDE_M_CASES, "streams": STRM_CASES, "streams_masked": STRM_M_CASES,
         "b1cut": B1CUT_CASES, "maskblock": MBLK_CASES,
-        "maskblock_small": MBLK_S_CASES, "scatter": SCAT_CASES}
+        "maskblock_small": MBLK_S_CASES, "scatter": SCAT_CASES,
+        "spancap": CAP_CASES, "spancap_masked": CAP_CASES, "spancap_topp": CAP_P_CASES}
 
 
 def main() -> None:

@@ -429,6 +429,48 @@ def test_small_batch_top_k_geometry_gives_the_default_bits():
                                                  backend="numpy").tolist()
 
 
+def test_wide_geometry_slot_of_a_small_k_gives_the_full_slots_bits(monkeypatch):
+    """A small scalar top-k over many rows (``launch.span_of``'s wide geometry) keeps WIDE_SPAN_CAP slot keys a
+    span when k <= WIDE_CAP_MAX_K, SPAN_CAP above: the same thresholds, masks and tokens as the full slot, also
+    for a row that gathers more than the small slot holds (it misses there, and hits with the full slot), and
+    the oracle's answer.  WIDE_SPAN_MIN_ROWS is lowered so that three rows take the wide geometry."""
+    L = triton_launch
+    assert L.span_of(131072, 1024, True, top_k_only=True, k=50) == (L.WIDE_SPAN, L.WIDE_SPAN_CAP)
+    assert L.span_of(131072, 1024, True, top_k_only=True, k=L.WIDE_CAP_MAX_K + 1) == (L.WIDE_SPAN, L.SPAN_CAP)
+    assert L.span_of(131072, 64, False, top_k_only=True, k=None) == (L.MAX_SPAN, L.SPAN_CAP)
+    assert L.WIDE_SPAN_CAP < L.SPAN_CAP
+    V = L.WIDE_SPAN + 7000
+    rng = np.random.default_rng(47)
+    x = rng.standard_normal((3, V)).astype(np.float32)
+    # a row's slot is n_spans (2) times the slot per span: more keys than the small one holds, fewer than the full
+    crowd = L.WIDE_SPAN_CAP + L.SPAN_CAP
+    x[1, rng.choice(V, crowd, replace=False)] = 6.0  # a tie group under the row's maximum: every key a candidate
+    x[1, 5] = 9.0
+    x[2, ::3] = np.nan
+    x[2, 11] = np.inf
+    xt = torch.from_numpy(x).to(device=DEVICE)
+    seeds = torch.tensor([3, 5, 8], device=DEVICE)
+    monkeypatch.setattr(L, "WIDE_SPAN_MIN_ROWS", 1)
+
+    def run(k):
+        return (qrita.select(xt, k, None, backend="triton"),
+                qrita.top_k_top_p(xt, k, None, backend="triton", mask_value=-0.0).cpu().view(torch.int32),
+                qrita.sample(xt, k, None, seeds=seeds, backend="triton").cpu().tolist())
+
+    for k in (20, L.WIDE_CAP_MAX_K):
+        got = run(k)
+        with monkeypatch.context() as m:
+            m.setattr(L, "WIDE_SPAN_CAP", L.SPAN_CAP)
+            ref = run(k)
+        _check(xt, k, None, "lowest_index", got[0])
+        assert got[0].hit.cpu().tolist() == [True, False, True] and ref[0].hit.cpu().tolist() == [True, True, True]
+        for name in ("threshold", "num_ties", "count"):
+            assert torch.equal(getattr(got[0], name), getattr(ref[0], name)), name
+        want = qrita.top_k_top_p(xt.cpu(), k, None, backend="numpy", mask_value=-0.0).view(torch.int32)
+        assert torch.equal(got[1], want) and torch.equal(ref[1], want)
+        assert got[2] == ref[2] == qrita.sample(xt.cpu(), k, None, seeds=seeds.cpu(), backend="numpy").tolist()
+
+
 def test_scalar_top_k_with_top_p_gives_the_softmax_paths_bits(monkeypatch):
     """A scalar top-k (1 <= k < V) with a top-p skips the span pass's softmax partials and takes the
     top-k geometry (short spans at B <= 16): the same thresholds, masks and tokens as the path that

@@ -121,6 +121,8 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
     x = POINTER[dtype]
     n_spans_p2 = max(2, triton.next_power_of_2(triton.cdiv(V, span0)))
     slots = n_spans_p2 * cap0
+    # the wide geometry's slot keys a span (a small scalar top-k over many rows, launch.span_of)
+    wide_cap = launch.span_of(V, launch.WIDE_SPAN_MIN_ROWS, True, top_k_only=True, k=1)[1]
     search_warps = 8
     npm = triton.next_power_of_2(launch.MISS_PIVOTS + 1)
     row = {"x_ptr": x, "stride_xb": "i64", "stride_xv": "i64", "V": "i32", "row0": "i32",
@@ -158,7 +160,7 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
         has_p, prefetch, cut_in, need_min, wide, with_idx, strided, two_cuts, agg, defer, row_z, fold, warps = (
             dict(SPAN_BASE, **v)[name] for name in SPAN_BASE)
         span = launch.WIDE_SPAN if wide else span0
-        span_const = dict(SPAN=span, SPAN_CAP=cap0, BLOCK=launch.BLOCK, DTYPE=code,
+        span_const = dict(SPAN=span, SPAN_CAP=wide_cap if wide else cap0, BLOCK=launch.BLOCK, DTYPE=code,
                           W=kc.width, KEY_NEG_INF=kc.key_neg_inf, KEY_POS_INF=kc.key_pos_inf, SAMPLE=SAMPLE_SIZE,
                           LUT_STEPS=TOPK_LUT_STEPS_PER_OCTAVE, TOPK_LUT_N=TOPK_DELTA.size,
                           TOPP_LUT_N=TOPP_DELTA.size, FOLD=fold, **fold_const, VALUE_LANES=False, NPM=npm,
@@ -210,7 +212,7 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
             (False, launch.WIDE_SPAN, False, False, False, False), (True, span0, True, False, False, False),
             (False, span0, False, True, False, False), (False, launch.WIDE_SPAN, False, False, True, False),
             (False, span0, False, True, False, True)):
-        round_const = dict(SPAN=span, SPAN_CAP=cap0, BLOCK=launch.ROUND_BLOCK,
+        round_const = dict(SPAN=span, SPAN_CAP=wide_cap if span == launch.WIDE_SPAN else cap0, BLOCK=launch.ROUND_BLOCK,
                            UNROLL=launch.ROUND_UNROLL, NPM=npm, DTYPE=code, W=kc.width, KEY_NEG_INF=kc.key_neg_inf,
                            FOLD=fold, **{name: search_const[name] for name in ("N_SPANS_P2", "CB", "REG_CAP",
                                                                                 "REG_SMALL", "REG_MID",

@@ -31,6 +31,13 @@ SMALL_SPAN = 4096  # top-k alone at B <= SMALL_SPAN_MAX_ROWS: four times the pro
 SMALL_SPAN_MAX_ROWS = 16
 BLOCK = 1024  # entries per iteration of the span pass (1024 won the H200 sweep of 9b05172)
 SPAN_CAP = 1024  # candidate slot per span of the row (6.25%); a row holds n_spans * SPAN_CAP, more is a miss
+# the slot per span of the wide geometry when the scalar k is at most WIDE_CAP_MAX_K (span_of): a top-k 50 row gathers
+# a few hundred keys since the sample cut (Zipf about 690 in 4 spans), and half the slot is half the scratch a row,
+# so B=1024 runs in one wave instead of two.  H100 (session 38 call 5, masked out of place, top-k 50, B=1024, the
+# same bits): bf16 LLM-like / Gaussian / Zipf 613.0 / 627.7 / 587.3 -> 542.2 / 555.3 / 478.4 us, fp32 659.2 / 662.2
+# / 729.2 -> 611.3 / 614.3 / 640.5
+WIDE_SPAN_CAP = 512
+WIDE_CAP_MAX_K = 128
 # more rows than this: the cut has its own launch (cut_kernel).  H200 (9ca20df, select, LLM-like, B=64):
 # top-p 0.9 236 -> 181 us with the cut in the span programs, top-k 50 51.6 us either way
 CUT_PASS_MIN_ROWS = 64
@@ -243,7 +250,7 @@ def pdl_capable(dev: torch.device) -> bool:
     return torch.cuda.get_device_capability(dev)[0] >= 9
 
 
-def span_of(V: int, B: int, wide: bool, top_k_only: bool = False) -> tuple[int, int]:
+def span_of(V: int, B: int, wide: bool, top_k_only: bool = False, k: int | None = None) -> tuple[int, int]:
     """(entries per span, slot keys per span) (one span for V <= span).
 
     A small scalar top-k alone over many rows (``wide``) takes spans twice as
@@ -257,9 +264,11 @@ def span_of(V: int, B: int, wide: bool, top_k_only: bool = False) -> tuple[int, 
     B=64 the default is faster).  For top-k the span changes no bit: counts are
     exact and every consumer of the slot is order-independent.  A top-p request
     keeps one span whatever B is: its softmax partials are float sums over spans.
+    The wide geometry of a scalar ``k`` of at most WIDE_CAP_MAX_K keeps WIDE_SPAN_CAP
+    slot keys a span (a row that gathers more misses, and stays exact).
     """
     if wide and B >= WIDE_SPAN_MIN_ROWS:
-        return WIDE_SPAN, SPAN_CAP
+        return WIDE_SPAN, WIDE_SPAN_CAP if k is not None and k <= WIDE_CAP_MAX_K else SPAN_CAP
     if top_k_only and B <= SMALL_SPAN_MAX_ROWS and V > MAX_SPAN:
         return SMALL_SPAN, SPAN_CAP * SMALL_SPAN // MAX_SPAN
     return MAX_SPAN, SPAN_CAP
@@ -548,7 +557,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         # slot entries a step of the draw from the slot (option sample_chunk; the same token)
         sample_chunk = int_option(opts, "sample_chunk", SAMPLE_SLOT_CHUNK, pow2=True)
         wide = topk_geometry and k_mode == 1 and k_s <= WIDE_SPAN_MAX_K
-        auto_span, auto_cap = span_of(V, B, wide, top_k_only=topk_geometry and k_mode != 0)
+        auto_span, auto_cap = span_of(V, B, wide, top_k_only=topk_geometry and k_mode != 0, k=k_s if wide else None)
         span = int_option(opts, "span", auto_span, pow2=True)
         # a span given as an option keeps the default slot per span unless span_cap is given too
         span_cap = int_option(opts, "span_cap", auto_cap if opts.get("span") is None else SPAN_CAP, pow2=True)
