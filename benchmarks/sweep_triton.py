@@ -263,7 +263,7 @@ SCAT_CASES = [(d, t, 1024, 50, None, SCAT) for t in (torch.bfloat16, torch.float
     ("hllm", torch.bfloat16, 64, 50, None, SCAT[:3]), ("hllm", torch.float32, 64, 50, None, SCAT[:3]),
     ("hllm", torch.bfloat16, 1024, None, 0.9, SCAT[:3]), ("hzipf", torch.float32, 1024, None, 0.9, SCAT[:2])]
 # --set spancap / spancap_masked (select / masked out of place): the wide geometry's slot of WIDE_SPAN_CAP (512) keys a
-# span for k <= WIDE_CAP_MAX_K (the default on the branch next/triton-span-cap) against the full SPAN_CAP (1024)
+# span for k <= WIDE_CAP_MAX_K (main's default since session 39) against the full SPAN_CAP (1024)
 CAPS = [{}, dict(span_cap=1024)]
 CAP_CASES = [(d, t, B, k, p, CAPS) for B in (1024, 256) for t in (torch.float32, torch.bfloat16)
              for d in ("hllm", "hgauss", "hzipf") for k, p in ((50, None), (100, 0.9))] + [
