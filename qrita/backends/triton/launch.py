@@ -35,8 +35,8 @@ SPAN_CAP = 1024  # candidate slot per span of the row (6.25%); a row holds n_spa
 # a few hundred keys since the sample cut (Zipf about 690 in 4 spans), and half the slot is half the scratch a row,
 # so B=1024 runs in one wave instead of two.  H100 (session 38 call 5, masked out of place, top-k 50, B=1024, the
 # same bits): bf16 LLM-like / Gaussian / Zipf 613.0 / 627.7 / 587.3 -> 542.2 / 555.3 / 478.4 us, fp32 659.2 / 662.2
-# / 729.2 -> 611.3 / 614.3 / 640.5.  As the default (session 39 call 1, H100, sweep_triton.py --set spancap_masked, 24
-# of 24 rows the same bits and none slower): fp32 top-k 50 671.7 / 672.6 / 730.7 -> 623.8 / 625.9 / 652.2 us,
+# / 729.2 -> 611.3 / 614.3 / 640.5.  As the default (session 39 call 1, H100, sweep_triton.py --set spancap_masked, 28
+# of 28 rows the same bits and none slower): fp32 top-k 50 671.7 / 672.6 / 730.7 -> 623.8 / 625.9 / 652.2 us,
 # k100+p0.9 796.0 / 738.0 / 865.7 -> 740.8 / 676.7 / 775.6; bf16 top-k 50 614.1 / 629.6 / 587.7 -> 546.0 / 558.5 /
 # 479.5; B=256 within 2 % (one wave either way)
 WIDE_SPAN_CAP = 512
