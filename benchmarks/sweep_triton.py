@@ -268,7 +268,7 @@ CAPS = [{}, dict(span_cap=1024)]
 CAP_CASES = [(d, t, B, k, p, CAPS) for B in (1024, 256) for t in (torch.float32, torch.bfloat16)
              for d in ("hllm", "hgauss", "hzipf") for k, p in ((50, None), (100, 0.9))] + [
     (d, torch.float32, 1024, k, None, CAPS) for d in ("hzipf", "hllm") for k in (100, 128)]
-# --set spancap_topp (select): smaller slots for top-p rows too (not on the branch: their waves at B=1024 are three,
+# --set spancap_topp (select): smaller slots for top-p rows too (not the default: their waves at B=1024 are three,
 # 365 rows each; a top-p row's second cut targets rowcap // TWO_CUT_SHARE keys, so the slot changes what it gathers)
 CAPS_P = [{}, dict(span_cap=512), dict(span_cap=256)]
 CAP_P_CASES = [(d, t, 1024, None, 0.9, CAPS_P) for t in (torch.float32, torch.bfloat16)
