@@ -273,9 +273,16 @@ CAP_CASES = [(d, t, B, k, p, CAPS) for B in (1024, 256) for t in (torch.float32,
 CAPS_P = [{}, dict(span_cap=512), dict(span_cap=256)]
 CAP_P_CASES = [(d, t, 1024, None, 0.9, CAPS_P) for t in (torch.float32, torch.bfloat16)
                for d in ("hllm", "hgauss", "hzipf")] + [("hllm", torch.float32, 256, None, 0.9, CAPS_P)]
+# --set valuecmp (masked, out of place): the mask (1), or the mask and the tie counts (2), comparing float32 values
+# against scalars from the threshold key instead of keys (option value_cmp; fewer instructions and registers)
+VCMP = [{}, dict(value_cmp=1), dict(value_cmp=2)]
+VCMP_CASES = [(d, t, B, 50, None, VCMP) for B in (1024, 64) for t in (torch.bfloat16, torch.float32)
+              for d in ("hllm", "hgauss", "hzipf")] + [
+    ("hllm", t, 1024, k, p, VCMP) for t in (torch.bfloat16, torch.float32) for k, p in ((100, 0.9), (None, 0.9))] + [
+    ("hllm", torch.float16, 1024, 50, None, VCMP)]
 # these time and compare the masked logits
 MASKED_SETS = {"slotties", "samplewide_masked", "streams_masked", "maskblock", "maskblock_small", "scatter",
-               "spancap_masked"}
+               "spancap_masked", "valuecmp"}
 SETS = {"geometry": CASES, "layout": LAYOUT_CASES, "topp": TOPP_CASES, "split": SPLIT_CASES, "batch": BATCH_CASES,
         "agg": AGG_CASES, "share": SHARE_CASES, "defer": DEFER_CASES, "kp": KP_CASES,
         "share_hi": SHARE_HI_CASES, "fold": FOLD_CASES, "occupancy": OCC_CASES,
@@ -286,7 +293,8 @@ SETS = {"geometry": CASES, "layout": LAYOUT_CASES, "topp": TOPP_CASES, "split": 
         "samplewide_masked": SWIDE_M_CASES, "streams": STRM_CASES, "streams_masked": STRM_M_CASES,
         "b1cut": B1CUT_CASES, "maskblock": MBLK_CASES,
         "maskblock_small": MBLK_S_CASES, "scatter": SCAT_CASES,
-        "spancap": CAP_CASES, "spancap_masked": CAP_CASES, "spancap_topp": CAP_P_CASES}
+        "spancap": CAP_CASES, "spancap_masked": CAP_CASES, "spancap_topp": CAP_P_CASES,
+        "valuecmp": VCMP_CASES}
 
 
 def main() -> None:

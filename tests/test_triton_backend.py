@@ -643,7 +643,8 @@ def test_one_row_waves_give_one_waves_bits(two_cuts, monkeypatch):
     [("span", 300), ("span_cap", 0), ("span_block", 96), ("span_warps", 3), ("num_pivots", 0), ("miss_rounds", -1),
      ("reg_cap", True), ("round_warps", 2.0), ("round_unroll", 3), ("span_layout", "wide"), ("two_cut_share", 3),
      ("append_agg", 96), ("search_maxnreg", 100), ("sample_cut", 300), ("sample_cut", True),
-     ("sample_wide", 3000), ("streams", 3), ("mask_block", 512), ("mask_block", 6000)],
+     ("sample_wide", 3000), ("streams", 3), ("mask_block", 512), ("mask_block", 6000),
+     ("value_cmp", 3)],
 )
 def test_bad_options_name_the_option(name, value):
     x = _logits(6, 2, 300, torch.float32)
@@ -708,6 +709,40 @@ def test_mask_block_gives_the_same_bits(dtype):
     out = xt.clone()
     qrita.top_k_top_p(out, k, p, backend="triton", mask_value=-3.0, inplace=True, options={"mask_block": 8192})
     assert torch.equal(out.cpu().view(bits), want.view(bits))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_value_compares_give_the_same_bits(dtype):
+    """Option ``value_cmp`` (the mask and the tie counts compare float32 values against scalars made from the
+    threshold key) masks the bits that keys do, and the numpy backend's, on rows whose threshold is where a
+    value compare could differ from keys: -0.0 and +0.0 tied at the cut, subnormal values, -inf kept as a tie,
+    NaN and +inf, a row of -inf, a cut tie group that spans blocks of the mask (1024 entries), in place too."""
+    rng = np.random.default_rng(40)
+    V = 3000
+    x = np.round(rng.standard_normal((8, V)) * 4).astype(np.float32) / 4  # ties at the boundary
+    x[0] = np.where(rng.random(V) < 0.5, -0.0, 0.0)  # zeros of both signs: the whole row ties
+    x[0, :40] = rng.standard_normal(40)
+    tiny = float(np.finfo(np.float32).tiny if dtype == torch.float32 else torch.finfo(dtype).tiny)
+    x[1] = rng.integers(-3, 4, V) * tiny / 4  # subnormal values of the dtype, ties among them
+    x[2, : V // 2] = -np.inf  # half the row -inf: k keeps some of them as the cut tie group
+    x[3] = -np.inf  # empty
+    x[4, [3, 1000]] = np.nan
+    x[4, [17, 2500]] = np.inf
+    x[5] = 1.0  # one tie group across every block
+    xt = torch.from_numpy(x).to(dtype=dtype, device=DEVICE)
+    k = torch.tensor([60, 500, V // 2 + 30, 10, 900, 2100, 0, 7], device=DEVICE)
+    p = torch.tensor([1.0, 1.0, 1.0, 1.0, 0.9, 1.0, 0.8, 0.5], device=DEVICE)
+    bits = {torch.float32: torch.int32}.get(dtype, torch.int16)
+    for mask_value in (-0.0, float("-inf")):
+        want = qrita.top_k_top_p(xt.cpu(), k.cpu(), p.cpu(), backend="numpy", mask_value=mask_value)
+        for opts in ({"value_cmp": 2, "mask_block": 1024, "span": 512}, {"value_cmp": 0, "mask_block": 1024},
+                     {"value_cmp": 1}):  # spans of 512: the tie counts of several spans a row
+            got = qrita.top_k_top_p(xt, k, p, backend="triton", mask_value=mask_value, options=opts)
+            assert torch.equal(got.cpu().view(bits), want.view(bits)), (mask_value, opts)
+        out = xt.clone()
+        qrita.top_k_top_p(out, k, p, backend="triton", mask_value=mask_value, inplace=True,
+                          options={"value_cmp": 2})
+        assert torch.equal(out.cpu().view(bits), want.view(bits)), mask_value
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])

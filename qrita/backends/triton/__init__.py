@@ -43,7 +43,7 @@ class TritonBackend(Backend):
         "fused_rounds",
         "chain_rounds", "radix_topk", "mask_reverse", "tie_reverse", "round_alternate", "wave_rows", "pdl",
         "append_agg", "append_defer", "scatter", "sample_chunk", "fuse_draw", "fold_ties", "fold_pick",
-        "row_programs", "sample_cut", "slot_ties", "sample_wide", "streams", "mask_block",
+        "row_programs", "sample_cut", "slot_ties", "sample_wide", "streams", "mask_block", "value_cmp",
     })
     flag_options = frozenset({
         "truncation", "two_cuts", "kp_softmax", "span_prefetch", "cut_pass", "mass_lanes", "value_lanes",

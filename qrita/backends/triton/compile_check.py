@@ -241,11 +241,16 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
     tie_args = {"x_ptr": x, "stride_xb": "i64", "stride_xv": "i64", "V": "i32", "row0": "i32", "thr_key_ptr": "*i64",
                 "cut_idx_ptr": "*i64", "tie_cnt_ptr": "*i32", "n_spans": "i32", "ticket_ptr": "*i32",
                 "num_ties_ptr": "*i32"}
-    # (span, fold): the pick in the count launch by default (launch.FOLD_TIES); apart, an option
-    for span, fold in ((span0, True), (launch.WIDE_SPAN, True), (span0, False)):
+    # the compares of the mask and the tie counts: the default (launch.VALUE_CMP) and, once, the other
+    cmp = dict(KEY_NEG_INF=kc.key_neg_inf, KEY_POS_INF=kc.key_pos_inf)
+    # (span, fold, value_cmp): the pick in the count launch by default (launch.FOLD_TIES); apart, an option
+    for span, fold, value_cmp in ((span0, True, launch.VALUE_CMP >= 2), (launch.WIDE_SPAN, True, launch.VALUE_CMP >= 2),
+                                  (span0, False, launch.VALUE_CMP >= 2), (span0, True, launch.VALUE_CMP < 2)):
         const = dict(SPAN=span, BLOCK=launch.BLOCK, DTYPE=code, W=kc.width, FOLD=fold, N_SPANS_P2=n_spans_p2,
-                     CHUNK=launch.TIE_CHUNK, REVERSE=kc.width in launch.TIE_REVERSE_WIDTHS)
-        name = f"tie_count_kernel[{dtype}, span={span}" + (", fold]" if fold else "]")
+                     CHUNK=launch.TIE_CHUNK, REVERSE=kc.width in launch.TIE_REVERSE_WIDTHS, VALUE_CMP=value_cmp,
+                     **(cmp if value_cmp else {}))
+        name = f"tie_count_kernel[{dtype}, span={span}" + (", fold" if fold else "")
+        name += (", value_cmp]" if value_cmp else "]")
         yield name, _source(kernels.tie_count_kernel, tie_args, const), 8
     pick_args = {name: tie_args[name] for name in ("x_ptr", "stride_xb", "stride_xv", "V", "row0", "thr_key_ptr",
                                                    "num_ties_ptr", "cut_idx_ptr", "tie_cnt_ptr", "n_spans")}
@@ -272,13 +277,18 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
                  "stride_ov": "i64", "V": "i32", "row0": "i32", "thr_key_ptr": "*i64", "cut_idx_ptr": "*i64",
                  "hit_ptr": "*i8", "mask_value": "fp32"}
     # the width's default order (launch.MASK_REVERSE_WIDTHS), and the other for the option mask_reverse
-    for scatter, reverse in ((False, False), (True, False), (False, True)):
-        const = dict(BLOCK=launch.MASK_BLOCK, DTYPE=code, W=kc.width, SCATTER=scatter, REVERSE=reverse)
-        name = f"mask_kernel[{dtype}, scatter={scatter}" + (", reverse]" if reverse else "]")
+    # and the compares' default, then the other (option value_cmp)
+    for scatter, reverse, value_cmp in ((False, False, launch.VALUE_CMP >= 1), (True, False, launch.VALUE_CMP >= 1),
+                                        (False, True, launch.VALUE_CMP >= 1), (False, False, launch.VALUE_CMP < 1)):
+        const = dict(BLOCK=launch.MASK_BLOCK, DTYPE=code, W=kc.width, SCATTER=scatter, REVERSE=reverse,
+                     VALUE_CMP=value_cmp, **(cmp if value_cmp else {}))
+        name = f"mask_kernel[{dtype}, scatter={scatter}" + (", reverse" if reverse else "")
+        name += (", value_cmp]" if value_cmp else "]")
         yield name, _source(kernels.mask_kernel, mask_args, const), 8
     # the option mask_block's largest block (the most registers; the other sizes differ from it in the constant only)
     block = max(launch.MASK_BLOCK_CHOICES)
-    const = dict(BLOCK=block, DTYPE=code, W=kc.width, REVERSE=kc.width in launch.MASK_REVERSE_WIDTHS)
+    const = dict(BLOCK=block, DTYPE=code, W=kc.width, REVERSE=kc.width in launch.MASK_REVERSE_WIDTHS,
+                 VALUE_CMP=launch.VALUE_CMP >= 1, **(cmp if launch.VALUE_CMP >= 1 else {}))
     yield f"mask_kernel[{dtype}, block={block}]", _source(kernels.mask_kernel, mask_args, const), 8
     scatter_args = {name: slot_args[name] for name in ("cand_ptr", "idx_ptr", "part_i_ptr", "n_spans", "row0",
                                                        "thr_key_ptr", "cut_idx_ptr", "hit_ptr")}

@@ -1206,6 +1206,17 @@ def finalize(V, row, z, nties, count, n_total, empty, hit,
     tl.store(cut_idx_ptr + row, cut_idx)
 
 
+@triton.jit
+def is_tie(raw, z32, c_eq, DTYPE: tl.constexpr, W: tl.constexpr, VALUE_CMP: tl.constexpr):
+    """Whether entries equal the threshold: their keys against its key ``z32``, or (``VALUE_CMP``) their
+    float32 values against its :func:`equal_value` ``c_eq``."""
+    if VALUE_CMP:
+        eq = upcast(raw, DTYPE) == c_eq
+    else:
+        eq = keys_of(raw, DTYPE, W) == z32
+    return eq
+
+
 TIE_PENDING = tl.constexpr(-2)  # cut_idx of a row whose tie group is cut, before tie_pick_kernel
 
 
@@ -1213,17 +1224,21 @@ TIE_PENDING = tl.constexpr(-2)  # cut_idx of a row whose tie group is cut, befor
 def tie_count_kernel(x_ptr, stride_xb, stride_xv, V, row0, thr_key_ptr, cut_idx_ptr, tie_cnt_ptr, n_spans,
                      ticket_ptr, num_ties_ptr, SPAN: tl.constexpr, BLOCK: tl.constexpr, DTYPE: tl.constexpr,
                      W: tl.constexpr, FOLD: tl.constexpr = False, N_SPANS_P2: tl.constexpr = 2,
-                     CHUNK: tl.constexpr = 4096, REVERSE: tl.constexpr = False, PDL: tl.constexpr = 0):
+                     CHUNK: tl.constexpr = 4096, REVERSE: tl.constexpr = False, PDL: tl.constexpr = 0,
+                     VALUE_CMP: tl.constexpr = False, KEY_NEG_INF: tl.constexpr = 0, KEY_POS_INF: tl.constexpr = 0):
     """grid (rows, spans): entries equal to the threshold in each span of a row whose tie group is cut.
 
     ``FOLD``: the row's last program to store its count (:func:`last_of_row`) runs
     :func:`tie_pick_kernel` for the row, so that the cut tie is one launch.  ``REVERSE``:
-    the grid from its end (:func:`grid_cell`)."""
+    the grid from its end (:func:`grid_cell`).  ``VALUE_CMP``: entries compared as float32
+    values with :func:`equal_value` (no key an entry)."""
     pdl_start(PDL)
     slot, span = grid_cell(REVERSE)
     row = (row0 + slot).to(tl.int64)
     if tl.load(cut_idx_ptr + row) == TIE_PENDING:
-        z32 = tl.load(thr_key_ptr + row).to(tl.uint32)
+        thr = tl.load(thr_key_ptr + row)
+        z32 = thr.to(tl.uint32)
+        c_eq = equal_value(thr, DTYPE, W, KEY_NEG_INF, KEY_POS_INF) if VALUE_CMP else 0.0
         x_row = x_ptr + row * stride_xb
         start = tl.cast(span, tl.int64) * SPAN
         n_eq = tl.zeros((BLOCK,), tl.int32)
@@ -1233,13 +1248,13 @@ def tie_count_kernel(x_ptr, stride_xb, stride_xv, V, row0, thr_key_ptr, cut_idx_
             for i in range(0, SPAN, BLOCK):
                 offs = start + i + tl.arange(0, BLOCK).to(tl.int64)
                 raw = tl.load(x_row + offs * stride_xv)
-                n_eq += (keys_of(raw, DTYPE, W) == z32).to(tl.int32)
+                n_eq += is_tie(raw, z32, c_eq, DTYPE, W, VALUE_CMP).to(tl.int32)
         else:
             for i in range(0, SPAN, BLOCK):
                 offs = start + i + tl.arange(0, BLOCK).to(tl.int64)
                 inb = offs < V
                 raw = tl.load(x_row + offs * stride_xv, mask=inb, other=0.0)
-                n_eq += (inb & (keys_of(raw, DTYPE, W) == z32)).to(tl.int32)
+                n_eq += (inb & is_tie(raw, z32, c_eq, DTYPE, W, VALUE_CMP)).to(tl.int32)
         tl.store(tie_cnt_ptr + slot.to(tl.int64) * n_spans + span, tl.sum(n_eq, axis=0))
         if FOLD:
             if last_of_row(ticket_ptr + slot, n_spans):
@@ -2141,6 +2156,46 @@ def kept_of(key, offs, thr, cut_idx):
 
 
 @triton.jit
+def equal_value(thr, DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr, KEY_POS_INF: tl.constexpr):
+    """The float32 ``e`` with ``x == e`` exactly when ``key(x) == thr``, for every non-NaN value ``x`` of
+    the dtype (upcast): the value of ``thr``, or NaN (nothing equal) where ``thr`` is no value's key
+    (NaN keys, and the key below +0.0's that -0.0 would have: the two share +0.0's)."""
+    sign: tl.constexpr = 1 << (W - 1)
+    real = (thr >= KEY_NEG_INF) & (thr <= KEY_POS_INF) & (thr != sign - 1)
+    e = value_of_key(tl.where(real, thr, KEY_NEG_INF).to(tl.uint32), DTYPE, W)
+    return tl.where(real, e, float("nan"))
+
+
+@triton.jit
+def kept_values(thr, DTYPE: tl.constexpr, W: tl.constexpr, KEY_NEG_INF: tl.constexpr, KEY_POS_INF: tl.constexpr):
+    """A row's threshold key as float32 scalars ``(c_gt, c_eq)``: ``x >= c_gt`` exactly when ``key(x) > thr``
+    and ``x == c_eq`` exactly when ``key(x) == thr``, for every value ``x`` (NaN fails both, as its key 0
+    is never kept).  ``thr`` below the key of -inf keeps every non-NaN value, -inf too
+    (:func:`above_value` alone would leave -inf out)."""
+    c_gt = above_value(thr, DTYPE, W, KEY_NEG_INF, KEY_POS_INF)
+    c_gt = tl.where(thr < KEY_NEG_INF, float("-inf"), c_gt)
+    return c_gt, equal_value(thr, DTYPE, W, KEY_NEG_INF, KEY_POS_INF)
+
+
+@triton.jit
+def kept_block(raw, offs, blk, thr, cut_idx_at, BLOCK: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr,
+               VALUE_CMP: tl.constexpr, KEY_NEG_INF: tl.constexpr, KEY_POS_INF: tl.constexpr):
+    """:func:`kept_of` of a mask program's entries (block ``blk`` of a row, indices ``offs``; the row's cut
+    index at ``cut_idx_at``): on keys, or (``VALUE_CMP``) on float32 values, with the tie rule ``offs <=
+    cut_idx`` as a 32-bit compare of the lanes against the cut's place in the block (clamped to
+    ``[-1, BLOCK]``)."""
+    if VALUE_CMP:
+        c_gt, c_eq = kept_values(thr, DTYPE, W, KEY_NEG_INF, KEY_POS_INF)
+        last = tl.minimum(tl.maximum(tl.load(cut_idx_at) - blk * BLOCK, -1), BLOCK).to(tl.int32)
+        x = upcast(raw, DTYPE)
+        keep = (x >= c_gt) | ((x == c_eq) & (tl.arange(0, BLOCK) <= last))
+    else:
+        key = keys_of(raw, DTYPE, W).to(tl.int64)
+        keep = kept_of(key, offs, thr, tl.load(cut_idx_at))
+    return keep
+
+
+@triton.jit
 def slot_entries(cand_ptr, idx_ptr, base, c0, n, thr, cut_idx, CHUNK: tl.constexpr, W: tl.constexpr):
     """Slot entries ``[c0, c0 + CHUNK)`` of a row (``n`` in all, from ``base``): keys (0 past
     ``n``), token indices (int64) and whether each is kept."""
@@ -2154,7 +2209,8 @@ def slot_entries(cand_ptr, idx_ptr, base, c0, n, thr, cut_idx, CHUNK: tl.constex
 @triton.jit(do_not_specialize=["V", "row0"])
 def mask_kernel(x_ptr, stride_xb, stride_xv, out_ptr, stride_ob, stride_ov, V, row0, thr_key_ptr, cut_idx_ptr,
                 hit_ptr, mask_value, BLOCK: tl.constexpr, DTYPE: tl.constexpr, W: tl.constexpr,
-                SCATTER: tl.constexpr = False, REVERSE: tl.constexpr = False, PDL: tl.constexpr = 0):
+                SCATTER: tl.constexpr = False, REVERSE: tl.constexpr = False, PDL: tl.constexpr = 0,
+                VALUE_CMP: tl.constexpr = False, KEY_NEG_INF: tl.constexpr = 0, KEY_POS_INF: tl.constexpr = 0):
     """grid (rows, blocks): mask_value wherever an entry is not kept; kept entries keep their bits.
 
     ``out`` may be ``x`` itself (in place): each entry is read before it is
@@ -2167,6 +2223,10 @@ def mask_kernel(x_ptr, stride_xb, stride_xv, out_ptr, stride_ob, stride_ov, V, r
     ``REVERSE``: programs take the grid's rows and blocks from the end, so that the
     first ones dispatched read what the previous pass over the wave read last (still
     in L2); each program writes what it would write in grid order.
+
+    ``VALUE_CMP``: entries are compared as float32 values against the row's two
+    scalars from :func:`kept_values` (no key an entry, no 64-bit compare); the same
+    set as :func:`kept_of` on keys.
     """
     pdl_start(PDL)
     row, blk = grid_cell(REVERSE)
@@ -2187,13 +2247,11 @@ def mask_kernel(x_ptr, stride_xb, stride_xv, out_ptr, stride_ob, stride_ov, V, r
         # a whole block (every program but a row's last): no mask, so that the loads and stores of a
         # contiguous row are vectors (V is not specialized: a mask of unknown constancy keeps them scalar)
         raw = tl.load(x_ptr + row * stride_xb + offs * stride_xv)
-        key = keys_of(raw, DTYPE, W).to(tl.int64)
-        keep = kept_of(key, offs, thr, tl.load(cut_idx_ptr + row))
+        keep = kept_block(raw, offs, blk, thr, cut_idx_ptr + row, BLOCK, DTYPE, W, VALUE_CMP, KEY_NEG_INF, KEY_POS_INF)
         tl.store(out_ptr + row * stride_ob + offs * stride_ov, tl.where(keep, raw, fill))
     else:
         raw = tl.load(x_ptr + row * stride_xb + offs * stride_xv, mask=inb, other=0.0)
-        key = keys_of(raw, DTYPE, W).to(tl.int64)
-        keep = kept_of(key, offs, thr, tl.load(cut_idx_ptr + row))
+        keep = kept_block(raw, offs, blk, thr, cut_idx_ptr + row, BLOCK, DTYPE, W, VALUE_CMP, KEY_NEG_INF, KEY_POS_INF)
         tl.store(out_ptr + row * stride_ob + offs * stride_ov, tl.where(keep, raw, fill), mask=inb)
 
 

@@ -550,6 +550,13 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         mask_reverse = bool(opts.get("mask_reverse", kc.width in MASK_REVERSE_WIDTHS))
         tie_reverse = bool(opts.get("tie_reverse", kc.width in TIE_REVERSE_WIDTHS))
         round_alternate = bool(opts.get("round_alternate", False))
+        # value_cmp: the mask (1), or the mask and the tie counts (2), compare float32 values against scalars made
+        # once a program from the threshold key (kernels.kept_values), instead of keys (several integer steps and
+        # 64-bit compares an entry); the same bits
+        value_cmp = int_option(opts, "value_cmp", VALUE_CMP, choices=(0, 1, 2))
+        keys_kw = dict(KEY_NEG_INF=kc.key_neg_inf, KEY_POS_INF=kc.key_pos_inf)
+        mask_cmp_kw = dict(VALUE_CMP=True, **keys_kw) if value_cmp >= 1 else {}
+        tie_cmp_kw = dict(VALUE_CMP=True, **keys_kw) if value_cmp >= 2 else {}
         wave_rows = int_option(opts, "wave_rows", B)
         # programmatic dependent launch (NVIDIA sm_90+): each kernel of a wave launches while the one before it
         # drains and waits in kernels.pdl_start (1), or also lets the next one launch once it runs (2); no bit
@@ -705,7 +712,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                     kernels.tie_count_kernel[(rows, n_spans)](
                         x, x.stride(0), x.stride(1), V, row0, thr_key, cut_idx, rpart_i, n_spans, ticket, num_ties,
                         SPAN=span, BLOCK=block, FOLD=fold_ties, N_SPANS_P2=n_spans_p2, CHUNK=min(TIE_CHUNK, span),
-                        REVERSE=tie_reverse, **pdl_kw, num_warps=span_warps, **common,
+                        REVERSE=tie_reverse, **pdl_kw, **tie_cmp_kw, num_warps=span_warps, **common,
                     )
                     if not fold_ties:
                         kernels.tie_pick_kernel[(rows,)](
@@ -718,7 +725,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
                     kernels.mask_kernel[(rows, triton.cdiv(V, mask_block))](
                         x, x.stride(0), x.stride(1), target, target.stride(0), target.stride(1), V, row0, thr_key,
                         cut_idx, hit, float(mask_value), BLOCK=mask_block, SCATTER=scatter, REVERSE=mask_reverse,
-                        **pdl_kw, num_warps=8, **common,
+                        **pdl_kw, **mask_cmp_kw, num_warps=8, **common,
                     )
                     if scatter:
                         kernels.scatter_kernel[(rows,)](
@@ -768,6 +775,10 @@ SAMPLE_SLOT_CHUNK = 512
 # (docs/bench/h100-2026-12-06/session37/ calls 1 and 3, masked top-k 50): 8192 and 16384 7-12 % slower on every
 # row, 2048 within 1 % of 4096 either way, 1024 3-4 % slower
 MASK_BLOCK = 4096
+# default of the option value_cmp: the mask (1), or the mask and the tie counts (2), compare float32 values
+# (kernels.kept_block, kernels.is_tie) instead of keys; sm_90 SASS of the bf16 mask 1112 -> 800 instructions, 80 ->
+# 64 registers (fp32 1056 -> 736, 64 -> 61).  Off until sweep_triton.py --set valuecmp has measured it (session 40)
+VALUE_CMP = 0
 MASK_BLOCK_CHOICES = (1024, 2048, 4096, 8192, 16384)
 SAMPLE_PART = 16384  # entries per program of the sample pass
 SAMPLE_BLOCK = 2048  # entries per step (noise only in steps that keep something)
