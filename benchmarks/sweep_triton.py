@@ -280,6 +280,14 @@ VCMP_CASES = [(d, t, B, 50, None, VCMP) for B in (1024, 64) for t in (torch.bflo
               for d in ("hllm", "hgauss", "hzipf")] + [
     ("hllm", t, 1024, k, p, VCMP) for t in (torch.bfloat16, torch.float32) for k, p in ((100, 0.9), (None, 0.9))] + [
     ("hllm", torch.float16, 1024, 50, None, VCMP)]
+# --set toppslot (select): smaller slots for top-p rows with the second cut's target kept (rowcap // two_cut_share keys:
+# 256 at V=131072 by default), so that the keys a hit gathers stay the same; one wave of 1024 rows instead of three.
+# A default would apply at every B (a row's top-p bits may depend on the path; the slot must not depend on B)
+TSLOT = [{}, dict(span_cap=512, two_cut_share=16), dict(span_cap=256, two_cut_share=8)]
+TSLOT_CASES = [("hllm", torch.float32, 1024, None, p, TSLOT) for p in (0.9, 0.5, 0.99)] + [
+    (d, torch.float32, 1024, None, 0.9, TSLOT) for d in ("hgauss", "hzipf")] + [
+    ("hllm", torch.bfloat16, 1024, None, 0.9, TSLOT), ("hllm", torch.float32, 64, None, 0.9, TSLOT),
+    ("hllm", torch.float32, 1, None, 0.9, TSLOT)]
 # these time and compare the masked logits
 MASKED_SETS = {"slotties", "samplewide_masked", "streams_masked", "maskblock", "maskblock_small", "scatter",
                "spancap_masked", "valuecmp"}
@@ -294,7 +302,7 @@ SETS = {"geometry": CASES, "layout": LAYOUT_CASES, "topp": TOPP_CASES, "split": 
         "b1cut": B1CUT_CASES, "maskblock": MBLK_CASES,
         "maskblock_small": MBLK_S_CASES, "scatter": SCAT_CASES,
         "spancap": CAP_CASES, "spancap_masked": CAP_CASES, "spancap_topp": CAP_P_CASES,
-        "valuecmp": VCMP_CASES}
+        "valuecmp": VCMP_CASES, "toppslot": TSLOT_CASES}
 
 
 def main() -> None:

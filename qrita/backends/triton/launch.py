@@ -776,9 +776,14 @@ SAMPLE_SLOT_CHUNK = 512
 # row, 2048 within 1 % of 4096 either way, 1024 3-4 % slower
 MASK_BLOCK = 4096
 # default of the option value_cmp: the mask (1), or the mask and the tie counts (2), compare float32 values
-# (kernels.kept_block, kernels.is_tie) instead of keys; sm_90 SASS of the bf16 mask 1112 -> 800 instructions, 80 ->
-# 64 registers (fp32 1056 -> 736, 64 -> 61).  Off until sweep_triton.py --set valuecmp has measured it (session 40)
-VALUE_CMP = 0
+# (kernels.kept_block, kernels.is_tie) instead of keys (0); sm_90 SASS of the bf16 mask 1112 -> 800 instructions, 80
+# -> 64 registers (fp32 1056 -> 736, 64 -> 61).  H200 (docs/bench/h200-2026-12-06/session40/ call 1, sweep_triton.py
+# --set valuecmp, masked out of place, 0 -> 2, the same bits 32/32): bf16 top-k 50 B=1024 LLM-like / Gaussian / Zipf
+# 523.8 -> 449.2, 535.2 -> 458.3, 464.7 -> 417.4 us, fp32 510.0 -> 487.4, 513.8 -> 491.7, 542.7 -> 521.4; B=64 bf16
+# 62.4 -> 54.9, fp32 Zipf level (138.7 -> 138.9); LLM-like k100+p0.9 bf16 595.4 -> 537.5, top-p 0.9 899.4 -> 832.7.
+# Profile (bf16 LLM-like top-k 50): the mask 264.5 -> 206.1 us, the tie counts 100.2 -> 77.1.  The Triton GPU suites
+# with 2 as the default passed there (call 1)
+VALUE_CMP = 2
 MASK_BLOCK_CHOICES = (1024, 2048, 4096, 8192, 16384)
 SAMPLE_PART = 16384  # entries per program of the sample pass
 SAMPLE_BLOCK = 2048  # entries per step (noise only in steps that keep something)
