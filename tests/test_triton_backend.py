@@ -429,6 +429,30 @@ def test_small_batch_top_k_geometry_gives_the_default_bits():
                                                  backend="numpy").tolist()
 
 
+def test_top_p_geometry_keeps_its_slot_at_every_batch(monkeypatch):
+    """The top-p geometry (``launch.span_of``'s ``top_p``) takes TOPP_SPAN_CAP slot keys a span whatever B is, and
+    the second cut's default share scales with it (the same target, rowcap // share keys).  With a smaller top-p
+    slot patched in, each row's answer alone equals its answer in the batch, and the oracle's."""
+    L = triton_launch
+    assert {L.span_of(131072, B, False, top_p=True) for B in (1, 16, 64, 256, 1024, 4096)} == {
+        (L.MAX_SPAN, L.TOPP_SPAN_CAP)}
+    assert L.two_cut_share_of(L.SPAN_CAP) == L.TWO_CUT_SHARE
+    assert L.SPAN_CAP // 4 * 8 // L.two_cut_share_of(L.SPAN_CAP // 4) == L.SPAN_CAP * 8 // L.TWO_CUT_SHARE
+    monkeypatch.setattr(L, "TOPP_SPAN_CAP", 64)
+    rng = np.random.default_rng(41)
+    x = rng.standard_normal((4, 3000)).astype(np.float32)
+    x[0, :30] += 8.0  # LLM-like: the mass in a few outliers
+    x[2] = np.round(x[2] * 2) / 2  # ties
+    xt = torch.from_numpy(x).to(device=DEVICE)
+    p = torch.tensor([0.9, 0.5, 0.95, 0.99], device=DEVICE)
+    whole = qrita.select(xt, None, p, backend="triton")
+    _check(xt, None, p, "lowest_index", whole)
+    for i in range(4):
+        alone = qrita.select(xt[i:i + 1], None, p[i:i + 1], backend="triton")
+        for name in ("threshold", "num_ties", "count"):
+            assert torch.equal(getattr(alone, name)[0], getattr(whole, name)[i]), (i, name)
+
+
 def test_wide_geometry_slot_of_a_small_k_gives_the_full_slots_bits(monkeypatch):
     """A small scalar top-k over many rows (``launch.span_of``'s wide geometry) keeps WIDE_SPAN_CAP slot keys a
     span when k <= WIDE_CAP_MAX_K, SPAN_CAP above: the same thresholds, masks and tokens as the full slot, also

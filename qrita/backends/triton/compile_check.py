@@ -63,6 +63,15 @@ def variants(dtype: str, V: int = 131072, small: bool = False):
     (spans of ``launch.SMALL_SPAN``, ``launch.span_of``), named with ", small"."""
     if not small:
         yield from _variants(dtype, V, launch.MAX_SPAN, launch.SPAN_CAP)
+        if launch.TOPP_SPAN_CAP != launch.SPAN_CAP:
+            # the top-p geometry's slot (launch.span_of top_p): every variant whose constants it changes, named
+            # ", topp", but the span passes of the top-k geometries (no top-p, a scalar top-k's no_row_z, wide)
+            base = {name: src.hash() for name, src, _ in _variants(dtype, V, launch.MAX_SPAN, launch.SPAN_CAP)}
+            for name, src, num_warps in _variants(dtype, V, launch.MAX_SPAN, launch.TOPP_SPAN_CAP):
+                topk_span = name.startswith("span_kernel") and any(
+                    part in name for part in ("has_p=False", "no_row_z", "wide"))
+                if src.hash() != base.get(name) and not topk_span:
+                    yield name[:-1] + ", topp]", src, num_warps
         return
     span, cap = launch.span_of(V, 1, False, top_k_only=True)
     for name, src, num_warps in _variants(dtype, V, span, cap):
@@ -125,6 +134,7 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
     wide_cap = launch.span_of(V, launch.WIDE_SPAN_MIN_ROWS, True, top_k_only=True, k=1)[1]
     search_warps = 8
     npm = triton.next_power_of_2(launch.MISS_PIVOTS + 1)
+    topp_share = launch.two_cut_share_of(launch.TOPP_SPAN_CAP)  # the second cut's share (the top-p geometry's)
     row = {"x_ptr": x, "stride_xb": "i64", "stride_xv": "i64", "V": "i32", "row0": "i32",
            "k_ptr": "*i64", "k_scalar": "i64", "p_ptr": "*fp32", "p_scalar": "fp32"}
     span_args = dict(row, k_mode="i32", p_mode="i32", topk_lut_ptr="*fp32", topp_lut_ptr="*fp32",
@@ -146,7 +156,7 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
     for two_cuts in (False, True):
         for sample_cut in (0, launch.SAMPLE_CUT or 1024):  # option sample_cut (a request with a top-k)
             name = f"cut_kernel[{dtype}" + (", two_cuts" if two_cuts else "") + (", sample_cut]" if sample_cut else "]")
-            share = launch.TWO_CUT_SHARE if two_cuts else 0
+            share = topp_share if two_cuts else 0
             wide = launch.SAMPLE_WIDE if sample_cut else 0  # option sample_wide, as launched by default
             yield name, _source(kernels.cut_kernel, cut_args,
                                 dict(cut_const, TWO_CUTS=share, SAMPLE_CUT=sample_cut, SAMPLE_WIDE=wide)), 4
@@ -166,7 +176,7 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
                           TOPP_LUT_N=TOPP_DELTA.size, FOLD=fold, **fold_const, VALUE_LANES=False, NPM=npm,
                           HAS_P=has_p, PREFETCH=prefetch, CUT_IN=cut_in,
                           NEED_MIN=need_min, WITH_IDX=with_idx, STRIDED=strided,
-                          TWO_CUTS=launch.TWO_CUT_SHARE if two_cuts else 0, AGG=agg, DEFER=defer, ROW_Z=row_z,
+                          TWO_CUTS=topp_share if two_cuts else 0, AGG=agg, DEFER=defer, ROW_Z=row_z,
                           NEED_NMAX=need_min)  # (requests that need the smallest key may hold p <= 0)
         name = f"span_kernel[{dtype}, has_p={has_p}, cut_in={cut_in}, need_min={need_min}"
         name += ", prefetch" if prefetch else ""

@@ -41,6 +41,14 @@ SPAN_CAP = 1024  # candidate slot per span of the row (6.25%); a row holds n_spa
 # 479.5; B=256 within 2 % (one wave either way)
 WIDE_SPAN_CAP = 512
 WIDE_CAP_MAX_K = 128
+# the slot per span of the top-p geometry (span_of's top_p: a top-p without a scalar top-k that every row applies), the
+# same at every B: a top-p row's bits may follow its path (hit or miss, what the second cut gathers), and so its
+# slot.  The second cut's default share scales with it (two_cut_share_of), so that it still targets rowcap //
+# TWO_CUT_SHARE of the full slot.  H200 (session 40 call 2, sweep_triton.py --set spancap_topp, select, B=1024, the
+# share not scaled): LLM-like top-p 0.9 fp32 581.6 -> 458.3 (512) -> 393.8 us (256), the same bits; Gaussian and Zipf
+# (misses) 12-13 % faster with 256, Gaussian with other bits inside SPEC's window.  `--set toppslot` measures it with
+# the share scaled; SPAN_CAP until then
+TOPP_SPAN_CAP = SPAN_CAP
 # more rows than this: the cut has its own launch (cut_kernel).  H200 (9ca20df, select, LLM-like, B=64):
 # top-p 0.9 236 -> 181 us with the cut in the span programs, top-k 50 51.6 us either way
 CUT_PASS_MIN_ROWS = 64
@@ -253,7 +261,14 @@ def pdl_capable(dev: torch.device) -> bool:
     return torch.cuda.get_device_capability(dev)[0] >= 9
 
 
-def span_of(V: int, B: int, wide: bool, top_k_only: bool = False, k: int | None = None) -> tuple[int, int]:
+def two_cut_share_of(span_cap: int) -> int:
+    """The second cut's default share for a top-p slot of ``span_cap`` keys a span: TWO_CUT_SHARE scaled with the
+    slot, so that the cut targets as many keys as with SPAN_CAP (rowcap // share keys)."""
+    return max(1, TWO_CUT_SHARE * span_cap // SPAN_CAP)
+
+
+def span_of(V: int, B: int, wide: bool, top_k_only: bool = False, k: int | None = None,
+            top_p: bool = False) -> tuple[int, int]:
     """(entries per span, slot keys per span) (one span for V <= span).
 
     A small scalar top-k alone over many rows (``wide``) takes spans twice as
@@ -268,8 +283,11 @@ def span_of(V: int, B: int, wide: bool, top_k_only: bool = False, k: int | None 
     exact and every consumer of the slot is order-independent.  A top-p request
     keeps one span whatever B is: its softmax partials are float sums over spans.
     The wide geometry of a scalar ``k`` of at most WIDE_CAP_MAX_K keeps WIDE_SPAN_CAP
-    slot keys a span (a row that gathers more misses, and stays exact).
+    slot keys a span (a row that gathers more misses, and stays exact).  The top-p
+    geometry (``top_p``) keeps TOPP_SPAN_CAP whatever B is.
     """
+    if top_p:
+        return MAX_SPAN, TOPP_SPAN_CAP
     if wide and B >= WIDE_SPAN_MIN_ROWS:
         return WIDE_SPAN, WIDE_SPAN_CAP if k is not None and k <= WIDE_CAP_MAX_K else SPAN_CAP
     if top_k_only and B <= SMALL_SPAN_MAX_ROWS and V > MAX_SPAN:
@@ -407,7 +425,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
     two_cuts_opt = bool(opts.get("two_cuts", TWO_CUTS))
     # the second cut's target, a power of two: rowcap // share keys (fewer keys to append, a higher bar
     # for the mass above it)
-    two_cut_share = int_option(opts, "two_cut_share", TWO_CUT_SHARE, pow2=True)
+    two_cut_share = int_option(opts, "two_cut_share", two_cut_share_of(TOPP_SPAN_CAP), pow2=True)
     # miss-round lanes half in key, half in value (kernels.lane_taus); an option: slower on the H200 in most
     # cases (8c9b7bb: LLM-like top-p 0.9 1746 -> 2399 us)
     value_lanes = bool(opts.get("value_lanes", False)) and npm >= 4
@@ -567,7 +585,8 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         # slot entries a step of the draw from the slot (option sample_chunk; the same token)
         sample_chunk = int_option(opts, "sample_chunk", SAMPLE_SLOT_CHUNK, pow2=True)
         wide = topk_geometry and k_mode == 1 and k_s <= WIDE_SPAN_MAX_K
-        auto_span, auto_cap = span_of(V, B, wide, top_k_only=topk_geometry and k_mode != 0, k=k_s if wide else None)
+        auto_span, auto_cap = span_of(V, B, wide, top_k_only=topk_geometry and k_mode != 0, k=k_s if wide else None,
+                                      top_p=not topk_geometry)
         span = int_option(opts, "span", auto_span, pow2=True)
         # a span given as an option keeps the default slot per span unless span_cap is given too
         span_cap = int_option(opts, "span_cap", auto_cap if opts.get("span") is None else SPAN_CAP, pow2=True)
