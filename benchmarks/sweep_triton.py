@@ -282,8 +282,9 @@ VCMP_CASES = [(d, t, B, 50, None, VCMP) for B in (1024, 64) for t in (torch.bflo
     ("hllm", torch.float16, 1024, 50, None, VCMP)]
 # --set toppslot (select): smaller slots for top-p rows with the second cut's target kept (rowcap // two_cut_share keys:
 # 256 at V=131072 by default), so that the keys a hit gathers stay the same; one wave of 1024 rows instead of three.
-# A default would apply at every B (a row's top-p bits may depend on the path; the slot must not depend on B)
-TSLOT = [{}, dict(span_cap=512, two_cut_share=16), dict(span_cap=256, two_cut_share=8)]
+# A default would apply at every B (a row's top-p bits may depend on the path; the slot must not depend on B).  The
+# last set keeps the share (session 40's spancap_topp: the second cut then targets a quarter of the keys)
+TSLOT = [{}, dict(span_cap=512, two_cut_share=16), dict(span_cap=256, two_cut_share=8), dict(span_cap=256)]
 TSLOT_CASES = [("hllm", torch.float32, 1024, None, p, TSLOT) for p in (0.9, 0.5, 0.99)] + [
     (d, torch.float32, 1024, None, 0.9, TSLOT) for d in ("hgauss", "hzipf")] + [
     ("hllm", torch.bfloat16, 1024, None, 0.9, TSLOT), ("hllm", torch.float32, 64, None, 0.9, TSLOT),
