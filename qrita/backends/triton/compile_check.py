@@ -62,11 +62,12 @@ def variants(dtype: str, V: int = 131072, small: bool = False):
     ``small``: the kernels whose constants change with the small-batch top-k geometry
     (spans of ``launch.SMALL_SPAN``, ``launch.span_of``), named with ", small"."""
     if not small:
-        yield from _variants(dtype, V, launch.MAX_SPAN, launch.SPAN_CAP)
+        default = list(_variants(dtype, V, launch.MAX_SPAN, launch.SPAN_CAP))
+        yield from default
         if launch.TOPP_SPAN_CAP != launch.SPAN_CAP:
             # the top-p geometry's slot (launch.span_of top_p): every variant whose constants it changes, named
             # ", topp", but the span passes of the top-k geometries (no top-p, a scalar top-k's no_row_z, wide)
-            base = {name: src.hash() for name, src, _ in _variants(dtype, V, launch.MAX_SPAN, launch.SPAN_CAP)}
+            base = {name: src.hash() for name, src, _ in default}
             for name, src, num_warps in _variants(dtype, V, launch.MAX_SPAN, launch.TOPP_SPAN_CAP):
                 topk_span = name.startswith("span_kernel") and any(
                     part in name for part in ("has_p=False", "no_row_z", "wide"))
@@ -251,14 +252,18 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
     tie_args = {"x_ptr": x, "stride_xb": "i64", "stride_xv": "i64", "V": "i32", "row0": "i32", "thr_key_ptr": "*i64",
                 "cut_idx_ptr": "*i64", "tie_cnt_ptr": "*i32", "n_spans": "i32", "ticket_ptr": "*i32",
                 "num_ties_ptr": "*i32"}
-    # the compares of the mask and the tie counts: the default (launch.VALUE_CMP) and, once, the other
-    cmp = dict(KEY_NEG_INF=kc.key_neg_inf, KEY_POS_INF=kc.key_pos_inf)
+    # the compares of the mask and the tie counts (option value_cmp): the default, and once the other; the key
+    # constants only where values are compared, as launched
+    def compares(value_cmp: bool) -> dict:
+        return dict(VALUE_CMP=True, KEY_NEG_INF=kc.key_neg_inf, KEY_POS_INF=kc.key_pos_inf) if value_cmp else {
+            "VALUE_CMP": False}
+
+    tie_cmp, mask_cmp = launch.VALUE_CMP >= 2, launch.VALUE_CMP >= 1
     # (span, fold, value_cmp): the pick in the count launch by default (launch.FOLD_TIES); apart, an option
-    for span, fold, value_cmp in ((span0, True, launch.VALUE_CMP >= 2), (launch.WIDE_SPAN, True, launch.VALUE_CMP >= 2),
-                                  (span0, False, launch.VALUE_CMP >= 2), (span0, True, launch.VALUE_CMP < 2)):
+    for span, fold, value_cmp in ((span0, True, tie_cmp), (launch.WIDE_SPAN, True, tie_cmp), (span0, False, tie_cmp),
+                                  (span0, True, not tie_cmp)):
         const = dict(SPAN=span, BLOCK=launch.BLOCK, DTYPE=code, W=kc.width, FOLD=fold, N_SPANS_P2=n_spans_p2,
-                     CHUNK=launch.TIE_CHUNK, REVERSE=kc.width in launch.TIE_REVERSE_WIDTHS, VALUE_CMP=value_cmp,
-                     **(cmp if value_cmp else {}))
+                     CHUNK=launch.TIE_CHUNK, REVERSE=kc.width in launch.TIE_REVERSE_WIDTHS, **compares(value_cmp))
         name = f"tie_count_kernel[{dtype}, span={span}" + (", fold" if fold else "")
         name += (", value_cmp]" if value_cmp else "]")
         yield name, _source(kernels.tie_count_kernel, tie_args, const), 8
@@ -288,17 +293,17 @@ def _variants(dtype: str, V: int, span0: int, cap0: int):
                  "hit_ptr": "*i8", "mask_value": "fp32"}
     # the width's default order (launch.MASK_REVERSE_WIDTHS), and the other for the option mask_reverse
     # and the compares' default, then the other (option value_cmp)
-    for scatter, reverse, value_cmp in ((False, False, launch.VALUE_CMP >= 1), (True, False, launch.VALUE_CMP >= 1),
-                                        (False, True, launch.VALUE_CMP >= 1), (False, False, launch.VALUE_CMP < 1)):
+    for scatter, reverse, value_cmp in ((False, False, mask_cmp), (True, False, mask_cmp), (False, True, mask_cmp),
+                                        (False, False, not mask_cmp)):
         const = dict(BLOCK=launch.MASK_BLOCK, DTYPE=code, W=kc.width, SCATTER=scatter, REVERSE=reverse,
-                     VALUE_CMP=value_cmp, **(cmp if value_cmp else {}))
+                     **compares(value_cmp))
         name = f"mask_kernel[{dtype}, scatter={scatter}" + (", reverse" if reverse else "")
         name += (", value_cmp]" if value_cmp else "]")
         yield name, _source(kernels.mask_kernel, mask_args, const), 8
     # the option mask_block's largest block (the most registers; the other sizes differ from it in the constant only)
     block = max(launch.MASK_BLOCK_CHOICES)
     const = dict(BLOCK=block, DTYPE=code, W=kc.width, REVERSE=kc.width in launch.MASK_REVERSE_WIDTHS,
-                 VALUE_CMP=launch.VALUE_CMP >= 1, **(cmp if launch.VALUE_CMP >= 1 else {}))
+                 **compares(mask_cmp))
     yield f"mask_kernel[{dtype}, block={block}]", _source(kernels.mask_kernel, mask_args, const), 8
     scatter_args = {name: slot_args[name] for name in ("cand_ptr", "idx_ptr", "part_i_ptr", "n_spans", "row0",
                                                        "thr_key_ptr", "cut_idx_ptr", "hit_ptr")}
