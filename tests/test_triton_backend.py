@@ -387,11 +387,13 @@ def test_two_cuts_hit_mass_concentrated_top_p_rows(dtype, monkeypatch):
     assert torch.equal(qrita.sample(xt, k, p, seeds=seeds, backend="triton"), tokens)
 
 
-def test_top_p_cut_floor_hits_sharp_rows():
+def test_top_p_cut_floor_hits_sharp_rows(monkeypatch):
     """A top-p row whose weights' Gaussian model puts the mass p above the row's largest entries (sharp
     rows: sigma 8; small p on sigma 3) hits with the cut no higher than the top-k cut for
     ``kernels.TOPP_FLOOR_K`` entries (without it no entry was a candidate and every row missed), and
     keeps the oracle's answer; a per-row p and a p below float32's normals too."""
+    # the row of sigma 3 keeps 257 entries at p 0.9: a hit needs more than the top-p slot's 256 keys a span
+    monkeypatch.setattr(triton_launch, "TOPP_SPAN_CAP", triton_launch.SPAN_CAP)
     V = 4096
     rng = np.random.default_rng(8)
     x = rng.standard_normal((4, V)) * np.array([[8.0], [8.0], [3.0], [12.0]])
@@ -798,6 +800,8 @@ def test_fill_and_scatter_gives_the_read_paths_bits(dtype, monkeypatch):
     count launch (``fold_ties``, the default) or not.  The mask's blocks cut to 512 entries: whole blocks
     (unmasked, vector loads on a GPU) and a row's partial last one."""
     monkeypatch.setattr(triton_launch, "TIE_TILE", 64)  # the 300-tie row takes the row path
+    # (a per-row p takes the top-p geometry: the 300 ties at the cut hit with the full slot, not the top-p one's 256)
+    monkeypatch.setattr(triton_launch, "TOPP_SPAN_CAP", triton_launch.SPAN_CAP)
     monkeypatch.setattr(triton_launch, "MASK_BLOCK", 512)
     rng = np.random.default_rng(21)
     V = 3000

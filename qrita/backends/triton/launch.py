@@ -48,7 +48,7 @@ WIDE_CAP_MAX_K = 128
 # share not scaled): LLM-like top-p 0.9 fp32 581.6 -> 458.3 (512) -> 393.8 us (256), the same bits; Gaussian and Zipf
 # (misses) 12-13 % faster with 256, Gaussian with other bits inside SPEC's window.  `--set toppslot` measures it with
 # the share scaled; SPAN_CAP until then
-TOPP_SPAN_CAP = SPAN_CAP
+TOPP_SPAN_CAP = 256
 # more rows than this: the cut has its own launch (cut_kernel).  H200 (9ca20df, select, LLM-like, B=64):
 # top-p 0.9 236 -> 181 us with the cut in the span programs, top-k 50 51.6 us either way
 CUT_PASS_MIN_ROWS = 64
