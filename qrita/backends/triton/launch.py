@@ -44,10 +44,14 @@ WIDE_CAP_MAX_K = 128
 # the slot per span of the top-p geometry (span_of's top_p: a top-p without a scalar top-k that every row applies), the
 # same at every B: a top-p row's bits may follow its path (hit or miss, what the second cut gathers), and so its
 # slot.  The second cut's default share scales with it (two_cut_share_of), so that it still targets rowcap //
-# TWO_CUT_SHARE of the full slot.  H200 (session 40 call 2, sweep_triton.py --set spancap_topp, select, B=1024, the
-# share not scaled): LLM-like top-p 0.9 fp32 581.6 -> 458.3 (512) -> 393.8 us (256), the same bits; Gaussian and Zipf
-# (misses) 12-13 % faster with 256, Gaussian with other bits inside SPEC's window.  `--set toppslot` measures it with
-# the share scaled; SPAN_CAP until then
+# TWO_CUT_SHARE of the full slot (with the share not scaled, Gaussian misses differ in bits inside SPEC's window).
+# H100 (session 41, 1024 against 256 in one call, the same bits): sweep_triton.py --set toppslot, select, B=1024,
+# LLM-like top-p 0.5 / 0.9 / 0.99 1551 / 594 / 765 -> 508 / 462 / 525 us (p 0.5: 99.9 % of rows hit against 99.4 %,
+# whose misses cost the rounds), bf16 p 0.9 615 -> 485, Gaussian / Zipf misses 1684 / 1763 -> 1510 / 1583, B=64
+# 88.9 -> 85.5, B=1 30.3 -> 34.0 (slower); harness rows (masked in place / select, fp32): top-p 0.9 B=1024 Zipf 2156
+# -> 1968 / 1763 -> 1587, Gaussian 2055 -> 1899 / 1682 -> 1514, LLM-like 974 -> 849 / 600 -> 465; B=1 Zipf 98.4 ->
+# 82.6, LLM-like 37.8 -> 33.6; B=16 within 3 %; k100+p0.9 unchanged (a scalar top-k's geometry).  A row whose kept
+# set needs more than 256 keys in a span misses (exact either way)
 TOPP_SPAN_CAP = 256
 # more rows than this: the cut has its own launch (cut_kernel).  H200 (9ca20df, select, LLM-like, B=64):
 # top-p 0.9 236 -> 181 us with the cut in the span programs, top-k 50 51.6 us either way
