@@ -2,13 +2,14 @@
 processes of their own (the AMD backend ships in the triton wheel).  ``QRITA_COMPILE_TARGETS`` picks
 other targets, e.g. ``cuda:90`` alone.
 
-sm_90, the primary target, compiles every variant (238 now, in ``PRIMARY_SHARDS`` processes of
+sm_90, the primary target, compiles every variant (336 now, in ``PRIMARY_SHARDS`` processes of
 interleaved halves), and the contracted-reduction check of its PTX runs on each of them.  sm_80 and
-gfx942 compile the representative subset of ``compile_check --subset`` (47 now: every kernel once per
+gfx942 compile the representative subset of ``compile_check --subset`` (48 now: every kernel once per
 dtype, every value of every constexpr and of the warp count once): a lowering a target lacks fails on a
 feature, and every combination of features compiles for sm_90.  ``QRITA_COMPILE_ALL=1`` compiles every
-variant for every target.  With a cold Triton cache, one core a target: sm_90 310 s, the sm_80 and
-gfx942 subsets 72 and 61 s (all of their variants 336 and 290 s).  The processes start as soon as this
+variant for every target.  With a cold Triton cache, one core a target: sm_90 580 s at 250
+variants (session 41, alone on the machine; about 2.4 s a variant, 7-15 s for the folded and
+row-mode rounds), the sm_80 and gfx942 subsets 72 and 61 s (session 23).  The processes start as soon as this
 test is collected (``tests/conftest.py`` calls :func:`start`; under pytest-xdist only in the first
 worker to get there), so they run beside the simulated tests and each other, and the test itself only
 waits for them."""
