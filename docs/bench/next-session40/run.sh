@@ -2,7 +2,7 @@
 # Session 40, one call (device time was short: starts failed): the option value_cmp against main's key compares
 # (sweep_triton.py --set valuecmp, masked out of place, and per-kernel profiles of LLM-like top-k 50 masking), issue
 # 3's harness rows at B=1024 with the 512-key slot, then the Triton GPU suites with VALUE_CMP = 2 as the default
-# (a sed on the device's copy) until 585 s.  No FlashInfer (next-harness-rows/run.sh has the masking rows beside it).
+# (a sed on the device's copy) until 585 s.  No FlashInfer (next-session41/rows.sh has the masking rows beside it).
 #   bash docs/bench/next-session40/run.sh "$(git rev-parse HEAD)"
 set -u
 . benchmarks/device_lib.sh
