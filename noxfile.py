@@ -73,7 +73,7 @@ def triton(session: nox.Session) -> None:
     The interpreter runs one core a process: the tests run in two pytest-xdist workers (about 500 s
     of one core in all), beside the AOT compile check's processes (``tests/test_triton_compile.py``:
     every variant for sm_90, a representative subset for sm_80 and gfx942, about 900 s of one core with
-    a cold cache: 580 s for sm_90's 250 variants in session 41, 336 since; ``QRITA_COMPILE_ALL=1`` compiles
+    a cold cache: 580 s for sm_90's 250 variants in session 41, 310 since; ``QRITA_COMPILE_ALL=1`` compiles
     every variant for all three).
     """
     session.install(TORCH, TRITON, ".[test]", XDIST, *TEST_EXTRAS)

@@ -2,9 +2,9 @@
 processes of their own (the AMD backend ships in the triton wheel).  ``QRITA_COMPILE_TARGETS`` picks
 other targets, e.g. ``cuda:90`` alone.
 
-sm_90, the primary target, compiles every variant (336 now, in ``PRIMARY_SHARDS`` processes of
+sm_90, the primary target, compiles every variant (310 now, in ``PRIMARY_SHARDS`` processes of
 interleaved halves), and the contracted-reduction check of its PTX runs on each of them.  sm_80 and
-gfx942 compile the representative subset of ``compile_check --subset`` (48 now: every kernel once per
+gfx942 compile the representative subset of ``compile_check --subset`` (49 now: every kernel once per
 dtype, every value of every constexpr and of the warp count once): a lowering a target lacks fails on a
 feature, and every combination of features compiles for sm_90.  ``QRITA_COMPILE_ALL=1`` compiles every
 variant for every target.  With a cold Triton cache, one core a target: sm_90 580 s at 250
