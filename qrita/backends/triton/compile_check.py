@@ -66,14 +66,11 @@ def variants(dtype: str, V: int = 131072, small: bool = False):
         yield from default
         if launch.TOPP_SPAN_CAP != launch.SPAN_CAP:
             # the top-p geometry's slot (launch.span_of top_p): every variant whose constants it changes, named
-            # ", topp", that a top-p request launches with the default options: not the span passes of the top-k
-            # geometries (no top-p, a scalar top-k's no_row_z), nor what only the top-k geometry or an option
-            # launches (TOPP_NOT_LAUNCHED; each option's code compiles in the default geometry's variants above)
+            # ", topp", that a top-p request launches with the default options (not TOPP_NOT_LAUNCHED; each option's
+            # code compiles in the default geometry's variants above)
             base = {name: src.hash() for name, src, _ in default}
             for name, src, num_warps in _variants(dtype, V, launch.MAX_SPAN, launch.TOPP_SPAN_CAP):
-                topk_span = name.startswith("span_kernel") and any(part in name for part in ("has_p=False", "no_row_z"))
-                option_only = any(part in name for part in TOPP_NOT_LAUNCHED)
-                if src.hash() != base.get(name) and not topk_span and not option_only:
+                if src.hash() != base.get(name) and not any(part in name for part in TOPP_NOT_LAUNCHED):
                     yield name[:-1] + ", topp]", src, num_warps
         return
     span, cap = launch.span_of(V, 1, False, top_k_only=True)
@@ -85,11 +82,12 @@ def variants(dtype: str, V: int = 131072, small: bool = False):
             yield name[:-1] + ", small]", src, num_warps
 
 
-# variant name parts the top-p geometry does not launch by default: the wide spans, the row-mode and folded (chained)
-# miss rounds (launch: the top-k geometry only), the radix top-k search, and the options span_prefetch, append_agg,
-# append_defer, fused_rounds off, fuse_draw.  (Its value lanes and sample lanes are defaults: launch.SAMPLE_LANES.)
-TOPP_NOT_LAUNCHED = ("wide", "row_mode", "fold", "chain", "radix_topk", "pivot_topk", "prefetch", "agg=", "defer",
-                     "unfused_rounds", "draw")
+# variant name parts the top-p geometry does not launch by default: the span passes of the top-k geometries (no
+# top-p; a scalar top-k's, no_row_z), the wide spans, the row-mode and folded (chained) miss rounds (launch: the top-k
+# geometry only), the radix top-k search, and the options span_prefetch, append_agg, append_defer, fused_rounds off,
+# fuse_draw.  (Its value lanes and sample lanes are defaults: launch.SAMPLE_LANES.)
+TOPP_NOT_LAUNCHED = ("has_p=False", "no_row_z", "wide", "row_mode", "fold", "chain", "radix_topk", "pivot_topk",
+                     "prefetch", "agg=", "defer", "unfused_rounds", "draw")
 
 
 # the kernels of a top-k alone (or with a top-p, no_row_z) at B <= launch.SMALL_SPAN_MAX_ROWS whose constants
