@@ -72,6 +72,10 @@ SETS = {
               [(d, B, 50, None, "bf16") for B in (64, 1024) for d in DISTS]
               + [("llm", B, k, p, "bf16") for B in (64, 1024, 16) for k, p in ((None, 0.9), (100, 0.9))],
               {}, False),
+    "cut_split": ({"row": {"cut_split": False}, "segments": {"cut_split": True}},
+                  [(d, B, 50, None, dt) for dt in ("bf16", "fp32") for B in (64, 256, 1024) for d in DISTS]
+                  + [("llm", 16, 50, None, "bf16"), ("llm", 64, 100, 0.9, "bf16")],
+                  {}, False),
     "fold": ({"picks": {"split_wide_fold": False}, "folded": {"split_wide_fold": True}},
              [(d, B, None, 0.9) for B in (16, 1) for d in DISTS],
              {"split": 3, "capacity": 9}, False),

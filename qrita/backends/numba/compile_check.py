@@ -33,8 +33,9 @@ def _no_device_answers(cc: tuple[int, int]) -> None:
     dispatcher.get_current_device = lambda: pytypes.SimpleNamespace(compute_capability=cc)
 
 
-KERNELS = ("select_kernel", "scan_split_kernel", "mass_split_kernel", "finish_split_kernel", "cut_index_kernel",
-           "mask_kernel", "zero_kernel", "keys_kernel", "wide_init_kernel", "wide_hist_kernel", "wide_pick_kernel")
+KERNELS = ("select_kernel", "scan_split_kernel", "mass_split_kernel", "finish_split_kernel", "cut_count_kernel",
+           "cut_index_kernel", "mask_kernel", "zero_kernel", "keys_kernel", "wide_init_kernel", "wide_hist_kernel",
+           "wide_pick_kernel")
 
 
 def signatures():
@@ -62,10 +63,10 @@ def signatures():
             p_scalar=T.float64, out_nties=arr(T.int32), out_count=arr(T.int32), nties=arr(T.int32),
             out_hit=arr(T.boolean), out_cut=arr(T.int64), cand=arr(T.uint32, 2), cand_count=arr(T.int64),
             part=arr(T.int64, 3), cut_keys=arr(T.int64), cut_idx=arr(T.int64), a=arr(T.int64), bits=arr(bits),
-            keys=arr(T.int64), back=arr(bits), wst=arr(T.int64, 2), gh=arr(T.int64, 3))
+            keys=arr(T.int64), back=arr(bits), wst=arr(T.int64, 2), gh=arr(T.int64, 3), seg_count=arr(T.int64, 2))
         scalars = {"stride_b", "stride_v", "V", "row0", "k_scalar", "k_mode", "p_mode_arg", "fmt", "ties_all",
                    "truncation", "cap", "one", "bins", "splits", "wide", "fold", "out_b", "out_v", "inplace", "fill",
-                   "sequential", "loads_first"}
+                   "sequential", "loads_first", "seg"}
         for name in KERNELS:
             if bits == T.uint16 and name == "zero_kernel":
                 continue

@@ -1749,7 +1749,47 @@ def cut_scan_chunk(row, start, thr_key, want, seen, flags, found):
 
 
 @kernel
-def cut_index_kernel(x, stride_b, stride_v, V, fmt, thr_bits, nties, cut_idx, sequential):
+def cut_count_kernel(x, stride_b, stride_v, V, fmt, thr_bits, cut_idx, seg, seg_count):
+    """Grid ``(B, segments)``: ``seg_count[b, s]``, the number of row ``b``'s entries equal to the
+    threshold in segment ``s`` (entries ``[s * seg, (s + 1) * seg)``, ``seg`` a multiple of
+    ``THREADS * CUT_KEYS``), for the rows :func:`finish_row` left at ``CUT_SCAN``, so that
+    :func:`cut_index_kernel` reads one segment of the row instead of the row up to the wanted entry.
+    Why: at small B the cut index's one block a row left the GPU mostly idle (H100, session 38: 29.1 of
+    126 us of bf16 masking at B=64).  The counts are order-free: one shared atomic a thread that saw any."""
+    b = cuda.blockIdx.x
+    if cut_idx[b] != CUT_SCAN:  # block-uniform
+        return
+    s = cuda.blockIdx.y
+    t = cuda.threadIdx.x
+    total = cuda.shared.array(1, uint32)
+    keys = cuda.local.array(CUT_KEYS, uint32)
+    row = (x, int64(b) * stride_b, stride_v, V, fmt)
+    thr_key = key_of_bits(f32_bits_of(thr_bits[b], fmt))
+    if t == 0:
+        total[0] = 0
+    cuda.syncthreads()
+    lo = int64(s) * seg
+    hi = min(lo + seg, V)
+    span = THREADS * CUT_KEYS
+    mine = uint32(0)
+    n_spans = max(hi - lo, 0) // span
+    for sp in range(n_spans):
+        load_keys(row, lo + sp * span + t, keys, CUT_KEYS)
+        for j in range(CUT_KEYS):
+            if int64(keys[j]) == thr_key:
+                mine += uint32(1)
+    for i in range(lo + n_spans * span + t, hi, THREADS):  # the segment's tail (the row's last)
+        if load_key(row, i) == thr_key:
+            mine += uint32(1)
+    if mine > 0:
+        cuda.atomic.add(total, 0, mine)
+    cuda.syncthreads()
+    if t == 0:
+        seg_count[b, s] = int64(total[0])
+
+
+@kernel
+def cut_index_kernel(x, stride_b, stride_v, V, fmt, thr_bits, nties, cut_idx, sequential, seg, seg_count):
     """One block per row: the index of the ``nties``-th entry equal to the threshold, in
     index order, where :func:`finish_row` left ``CUT_SCAN`` in ``cut_idx`` (it settles
     the rows whose boundary group is kept whole, or not at all, without reading them).
@@ -1761,7 +1801,10 @@ def cut_index_kernel(x, stride_b, stride_v, V, fmt, thr_bits, nties, cut_idx, se
     holds the wanted entry, the same one in every thread, and only that chunk is scanned in index
     order (:func:`cut_scan_chunk`).  Session 28 (H100) measured the kernel before it, a scan of one
     chunk after another, at 65 us of a 179 us bf16 masking at B=64; ``sequential`` (option
-    ``cut_groups`` off) still runs it, for the A/B.  Shared-memory only (simulator-runnable)."""
+    ``cut_groups`` off) still runs it, for the A/B.  With ``seg > 0`` (option ``cut_split``),
+    :func:`cut_count_kernel` has counted the equal entries of each segment of ``seg`` entries
+    (``seg_count[b, s]``): the block starts at the segment that holds the wanted entry and reads
+    that segment only.  Shared-memory only (simulator-runnable)."""
     b = cuda.blockIdx.x
     if cut_idx[b] != CUT_SCAN:  # block-uniform
         return
@@ -1780,17 +1823,32 @@ def cut_index_kernel(x, stride_b, stride_v, V, fmt, thr_bits, nties, cut_idx, se
     cuda.syncthreads()
     seen = int64(0)  # equal entries before this group (the same in every thread)
     g0 = int64(0)
+    lim = int64(V)  # the end of what the block reads
+    if seg > 0:  # the segment that holds the wanted entry, from the segments' counts (block-uniform)
+        at = int64(-1)
+        for s in range(seg_count.shape[1]):
+            n = seg_count[b, s]
+            if at < 0:
+                if seen + n >= want:
+                    at = s
+                else:
+                    seen += n
+        if at >= 0:
+            g0 = at * seg
+            lim = min(lim, g0 + seg)
+        else:  # not reached (the counts hold the wanted entry): the whole row, from its start
+            seen = 0
     if sequential != 0:  # every chunk scanned in index order, one after another
-        while g0 < V:  # block-uniform condition
+        while g0 < lim:  # block-uniform condition
             seen += cut_scan_chunk(row, g0, thr_key, want, seen, flags, found)
             if found[0] >= 0:
                 break
             g0 += chunk
-    while g0 < V and found[0] < 0:  # block-uniform condition
+    while g0 < lim and found[0] < 0:  # block-uniform condition
         for c in range(t, CUT_GROUP, THREADS):
             counts[c] = 0
         cuda.syncthreads()
-        g_end = min(g0 + chunk * CUT_GROUP, V)
+        g_end = min(g0 + chunk * CUT_GROUP, lim)
         n_spans = (g_end - g0) // span
         for s in range(n_spans):  # whole spans: entry at + t + j * THREADS is in chunk j // CUT_ITEMS
             load_keys(row, g0 + s * span + t, keys, CUT_KEYS)

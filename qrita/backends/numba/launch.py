@@ -96,6 +96,14 @@ TWO_CUTS = True
 # (docs/bench/h200-2026-12-05/session29/ calls 1-2, the same bits 12/12): that cut index 62.7 -> 32.7 us,
 # bf16 B=64 masked 169.3 -> 139.5 us (LLM-like), 164.6 -> 139.1 (Gaussian), the other cases within 1 %
 CUT_GROUPS = True
+# options["cut_split"]: before the cut index, cut_count_kernel counts each row's entries equal to the threshold
+# in segments (about CUT_SPLIT_BLOCKS blocks an SM over the rows, cut_segment), so that cut_index_kernel's one
+# block a row reads the segment that holds the wanted entry instead of the row up to it; the same answers.
+# Why: at B=64 the one-block-a-row cut index left most SMs idle (H100 profile, session 38: 29.1 of 126 us of
+# bf16 masking, LLM-like top-k 50); at B >= CUT_SPLIT_BLOCKS * SMs / 2 no row splits and nothing changes.
+CUT_SPLIT = True
+CUT_SPLIT_BLOCKS = 4
+SIMULATED_SMS = 2  # the SM count cut_segment assumes under the simulator
 # options["mask_loads"]: mask_kernel loads a thread's MASK_ITEMS entries back to back before it writes any;
 # off: each entry loaded, then written, in turn (MASK_ITEMS_OLD a thread).  Why: in place the output is the
 # input, so the compiler keeps every load after the previous entry's store: one load in flight a thread.
@@ -271,18 +279,40 @@ class _SimulatedArrays(_DeviceArrays):
 _SM_COUNT: dict[int, int] = {}
 
 
+def sm_count(arrays: _DeviceArrays) -> int:
+    """The device's SM count (cached per device; ``SIMULATED_SMS`` under the simulator)."""
+    if arrays.simulated:
+        return SIMULATED_SMS
+    if arrays.device_index not in _SM_COUNT:
+        _SM_COUNT[arrays.device_index] = int(cuda.get_current_device().MULTIPROCESSOR_COUNT)
+    return _SM_COUNT[arrays.device_index]
+
+
 def choose_splits(req: Request, arrays: _DeviceArrays, forced: int) -> int:
     """Blocks per row: ``forced`` (``options["split"]``) if not 0, else enough to fill the GPU at small B."""
     if forced > 0:
         return min(forced, MAX_SPLITS)
     if arrays.simulated or req.V < 2 * SPLIT_MIN_ENTRIES:
         return 1
-    if arrays.device_index not in _SM_COUNT:
-        _SM_COUNT[arrays.device_index] = int(cuda.get_current_device().MULTIPROCESSOR_COUNT)
-    sms = _SM_COUNT[arrays.device_index]
+    sms = sm_count(arrays)
     if req.B >= sms:
         return 1
     return max(1, min(MAX_SPLITS, -(-2 * sms // req.B), req.V // SPLIT_MIN_ENTRIES))
+
+
+def cut_segment(req: Request, arrays: _DeviceArrays) -> int:
+    """Entries a segment of ``cut_count_kernel`` (a multiple of its span, ``THREADS * CUT_KEYS``), such that
+    the B rows' segments are about ``CUT_SPLIT_BLOCKS`` blocks an SM; 0 where a row would not have two
+    (large B, short rows, or the option ``cut_split`` off): the cut index then reads the row from its start."""
+    if not req.options.get("cut_split", CUT_SPLIT) or req.B == 0:
+        return 0
+    per_row = CUT_SPLIT_BLOCKS * sm_count(arrays) // req.B
+    if per_row < 2:
+        return 0
+    span = kern.THREADS * kern.CUT_KEYS
+    seg = -(-req.V // per_row)
+    seg = -(-seg // span) * span
+    return seg if seg < req.V else 0
 
 
 def paired(arrays: _DeviceArrays, req: Request, flat, stride_b: int, stride_v: int):
@@ -409,8 +439,16 @@ def run_mask(req: Request, mask_value: float, out):
             fmt = kern.FMT_OF_DTYPE[dtype]
             sequential = 0 if req.options.get("cut_groups", CUT_GROUPS) else 1
             x_words = paired(arrays, req, x, sb, sv)
+            x_cut = x if x_words is None else x_words
+            seg = cut_segment(req, arrays)
+            n_seg = -(-V // seg) if seg else 1
+            seg_count = arrays.scratch((B, n_seg) if seg else (1, 1), "int64")
+            if seg:
+                kern.cut_count_kernel[(B, n_seg), kern.THREADS, stream](
+                    x_cut, sb, sv, V, fmt, thr_bits, cut, seg, seg_count
+                )
             kern.cut_index_kernel[B, kern.THREADS, stream](
-                x if x_words is None else x_words, sb, sv, V, fmt, thr_bits, arrays.vector(nties), cut, sequential,
+                x_cut, sb, sv, V, fmt, thr_bits, arrays.vector(nties), cut, sequential, seg, seg_count
             )
             t_words = None if x_words is None else paired(arrays, req, t_flat, tb, tv)
             if t_words is not None:  # the mask reads and writes words (its loads back to back)
