@@ -1698,7 +1698,8 @@ def keys_kernel(bits, fmt, keys, back):
 # ---- fused masking ------------------------------------------------------------------
 
 MASK_ITEMS = 8  # entries per thread of mask_kernel, loaded back to back (its loads_first)
-MASK_WORDS = MASK_ITEMS // 2  # a thread's words of paired entries (a constant: local arrays)
+MASK_WORDS = 8  # a thread's words of paired entries (a constant: local arrays), loaded back to back
+MASK_PAIRED_ITEMS = 2 * MASK_WORDS
 MASK_ITEMS_OLD = 4  # ... loaded one at a time (loads_first = 0, the A/B's other side)
 # cut_index_kernel reads a row in chunks of THREADS * CUT_ITEMS entries: it counts the entries equal to the
 # threshold in CUT_GROUP chunks at once (a thread loads its share of CUT_UNROLL chunks back to back), then scans
@@ -1910,32 +1911,29 @@ def mask_kernel(x, stride_b, stride_v, V, fmt, out, out_b, out_v, inplace, thr_b
     written, in turn (the A/B's other side).  Either way each entry is read before the
     same thread writes it.
 
-    Paired entries (``x`` and ``out`` both int32 words, see :func:`paired_buffer`; ``loads_first`` taken as 1): the
-    block's entries are the same, a thread loads its ``MASK_ITEMS // 2`` words back to back and writes each
-    word whole, the entries' own bits or the fill in either half (in place only the words that change)."""
+    Paired entries (``x`` and ``out`` both int32 words, see :func:`paired_buffer`; ``loads_first`` taken as 1): a
+    block covers ``THREADS * 2 * MASK_WORDS`` entries, a thread loads its ``MASK_WORDS`` words back to back and
+    writes each word whole, the entries' own bits or the fill in either half (in place only the words that
+    change)."""
     b = cuda.blockIdx.x
     base = int64(b) * stride_b
     thr_key = key_of_bits(f32_bits_of(thr_bits[b], fmt))
     c = cut_idx[b]
     t = cuda.threadIdx.x
     if paired_buffer(x):
-        blk0 = int64(cuda.blockIdx.y) * (THREADS * MASK_ITEMS)
+        blk0 = int64(cuda.blockIdx.y) * (THREADS * 2 * MASK_WORDS)
         o_base = int64(b) * out_b
         words = cuda.local.array(MASK_WORDS, uint32)
-        raw = cuda.local.array(MASK_ITEMS, uint32)
-        keys = cuda.local.array(MASK_ITEMS, uint32)
         for j in range(MASK_WORDS):
             i = blk0 + 2 * (t + j * THREADS)  # even, and V is even: both halves in the row or neither
             words[j] = x[(base + i) >> 1] if i < V else 0
         for j in range(MASK_WORDS):
-            raw[2 * j] = words[j] & uint32(0xFFFF)
-            raw[2 * j + 1] = words[j] >> uint32(16)
-        keys_of_raw(raw, keys, MASK_ITEMS, fmt)
-        for j in range(MASK_WORDS):
             i = blk0 + 2 * (t + j * THREADS)
             if i < V:
-                lo = raw[2 * j] if kept(int64(keys[2 * j]), i, thr_key, c) else uint32(fill)
-                hi = raw[2 * j + 1] if kept(int64(keys[2 * j + 1]), i + 1, thr_key, c) else uint32(fill)
+                lo = words[j] & uint32(0xFFFF)
+                hi = words[j] >> uint32(16)
+                lo = lo if kept(key_of_bits(f32_bits_of(lo, fmt)), i, thr_key, c) else uint32(fill)
+                hi = hi if kept(key_of_bits(f32_bits_of(hi, fmt)), i + 1, thr_key, c) else uint32(fill)
                 word = lo | (hi << uint32(16))
                 if inplace == 0 or word != words[j]:
                     # the same 32 bits as an int32 (a value in range: the simulator's arrays do not wrap)

@@ -100,9 +100,13 @@ CUT_GROUPS = True
 # in segments (about CUT_SPLIT_BLOCKS blocks an SM over the rows, cut_segment), so that cut_index_kernel's one
 # block a row reads the segment that holds the wanted entry instead of the row up to it; the same answers.
 # Why: at B=64 the one-block-a-row cut index left most SMs idle (H100 profile, session 38: 29.1 of 126 us of
-# bf16 masking, LLM-like top-k 50); at B >= CUT_SPLIT_BLOCKS * SMs / 2 no row splits and nothing changes.
+# bf16 masking, LLM-like top-k 50); at B > CUT_SPLIT_BLOCKS * SMs / CUT_SPLIT_MIN_SEGMENTS no row splits.
 CUT_SPLIT = True
 CUT_SPLIT_BLOCKS = 4
+# ... and only where a row gets at least CUT_SPLIT_MIN_SEGMENTS segments (B <= 66 on 132 SMs).  Why: the count is
+# a read of the whole row more; H100 A/B (session 43, bf16 LLM-like top-k 50 masking, graph medians): B=16 79.8 ->
+# 71.8 us (33 segments), B=64 121.0 -> 118.1 (8), but B=128 161.1 -> 165.2 (4) and B=256 227.8 -> 240.5 (2).
+CUT_SPLIT_MIN_SEGMENTS = 8
 SIMULATED_SMS = 2  # the SM count cut_segment assumes under the simulator
 # options["mask_loads"]: mask_kernel loads a thread's MASK_ITEMS entries back to back before it writes any;
 # off: each entry loaded, then written, in turn (MASK_ITEMS_OLD a thread).  Why: in place the output is the
@@ -307,7 +311,7 @@ def cut_segment(req: Request, arrays: _DeviceArrays) -> int:
     if not req.options.get("cut_split", CUT_SPLIT) or req.B == 0:
         return 0
     per_row = CUT_SPLIT_BLOCKS * sm_count(arrays) // req.B
-    if per_row < 2:
+    if per_row < max(2, CUT_SPLIT_MIN_SEGMENTS):
         return 0
     span = kern.THREADS * kern.CUT_KEYS
     seg = -(-req.V // per_row)
@@ -455,6 +459,8 @@ def run_mask(req: Request, mask_value: float, out):
                 x, t_flat = x_words, t_words
             loads_first = 1 if req.options.get("mask_loads", MASK_LOADS) else 0
             per_block = kern.THREADS * (kern.MASK_ITEMS if loads_first else kern.MASK_ITEMS_OLD)
+            if t_words is not None:
+                per_block = kern.THREADS * kern.MASK_PAIRED_ITEMS
             grid = (B, (V + per_block - 1) // per_block)
             write_in_place = 1 if target is req.logits else 0
             kern.mask_kernel[grid, kern.THREADS, stream](
@@ -492,9 +498,10 @@ def _run_split(arrays, stream, x, stride_b, stride_v, B, V, rows, params, splits
         kern.scan_split_kernel[grid, threads, stream](
             x, stride_b, stride_v, V, row0, *rows, *params, splits, cand, cand_count, part, cut_keys
         )
-        kern.mass_split_kernel[grid, threads, stream](
-            x, stride_b, stride_v, V, row0, *rows, *params, splits, part, cut_keys
-        )
+        if rows[5] != kern.ARG_NONE:  # only top-p-only rows take it: none without p (2.0 us at B=64, H100)
+            kern.mass_split_kernel[grid, threads, stream](
+                x, stride_b, stride_v, V, row0, *rows, *params, splits, part, cut_keys
+            )
         if wide_rounds:
             kern.wide_init_kernel[grid[0], threads, stream](
                 x, stride_b, stride_v, V, row0, *rows, *params, splits, cand_count, part, cut_keys, wst, gh
