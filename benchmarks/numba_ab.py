@@ -19,7 +19,9 @@ then 10, 20, 40; top-k 50 and top-p 0.9 at B=64 and 16), ``rank_live``
 keys are live; top-k and k+p at B = 16, two cases at 1024), ``fold`` (``split_wide_fold`` off / on; top-p
 0.9 at B = 16 and 1), ``pairs`` (bf16 rows read two entries a 4-byte load, off / on / on but for the
 one-block-a-row select kernel: top-k 50 at B = 64
-and 1024, top-p 0.9 and k100+p0.9 at B = 64, 1024, 16).  Written as
+and 1024, top-p 0.9 and k100+p0.9 at B = 64, 1024, 16), ``cut_split`` (the cut index from the row's start /
+from its segment), ``cut_in_mask`` (the cut index kernel / the mask blocks settling the cut from their spans'
+counts; top-k 50, bf16 and fp32, B = 16, 64, 256, 1024).  Written as
 ``docs/bench/next-numba-rank/ab.py`` for session 27, whose calls ran the first two (``--wide`` then;
 ``docs/bench/h100-2026-12-05/session27/``).
 """
@@ -76,6 +78,11 @@ SETS = {
                   [(d, B, 50, None, dt) for dt in ("bf16", "fp32") for B in (64, 256, 1024) for d in DISTS]
                   + [("llm", 16, 50, None, "bf16"), ("llm", 64, 100, 0.9, "bf16")],
                   {}, False),
+    "cut_in_mask": ({"index": {"cut_in_mask": False}, "in_mask": {"cut_in_mask": True}},
+                    [(d, B, 50, None, dt) for dt in ("bf16", "fp32") for B in (16, 64, 256, 1024)
+                     for d in ("llm", "gaussian")]
+                    + [("llm", 64, 100, 0.9, "bf16"), ("zipf", 64, 50, None, "bf16"), ("llm", 128, 50, None, "bf16")],
+                    {}, False),
     "fold": ({"picks": {"split_wide_fold": False}, "folded": {"split_wide_fold": True}},
              [(d, B, None, 0.9) for B in (16, 1) for d in DISTS],
              {"split": 3, "capacity": 9}, False),

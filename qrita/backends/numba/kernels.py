@@ -1884,6 +1884,43 @@ def cut_index_kernel(x, stride_b, stride_v, V, fmt, thr_bits, nties, cut_idx, se
 
 
 @device_function
+def mask_block_cut(row, b, thr_key, want, seg, seg_count):
+    """The cut index a block of :func:`mask_kernel` masks its span with (``seg`` entries from ``blockIdx.y * seg``),
+    where the row's cut must be found (``CUT_SCAN``) and ``seg_count[b, s]`` holds the entries equal to the
+    threshold of every span ``s``: ``-1`` when the ``want``-th such entry of the row lies in an earlier span, the
+    row's length when in a later one, else its index (the span scanned a chunk at a time in index order,
+    :func:`cut_scan_chunk`).  Block-uniform; every thread must call it."""
+    s = cuda.blockIdx.y
+    t = cuda.threadIdx.x
+    flags = cuda.shared.array(THREADS, int64)
+    found = cuda.shared.array(2, int64)  # the found index; the entries equal to the threshold before the span
+    if t == 0:
+        found[0] = -1
+        found[1] = 0
+    cuda.syncthreads()
+    mine = int64(0)
+    for q in range(t, s, THREADS):  # the spans before this one, a share a thread (order-free integer sums)
+        mine += seg_count[b, q]
+    if mine > 0:
+        cuda.atomic.add(found, 1, mine)
+    cuda.syncthreads()
+    before = found[1]
+    V = row[3]
+    if before >= want:
+        return int64(-1)
+    if before + seg_count[b, s] < want:
+        return int64(V)
+    chunk = THREADS * CUT_ITEMS
+    start = int64(s) * seg
+    stop = min(start + seg, V)
+    seen = before
+    while start < stop and found[0] < 0:  # block-uniform (cut_scan_chunk ends on a barrier)
+        seen += cut_scan_chunk(row, start, thr_key, want, seen, flags, found)
+        start += chunk
+    return found[0]
+
+
+@device_function
 def kept(key, i, thr_key, c):
     """Whether entry ``i`` of key ``key`` is kept: above the threshold's key, or equal at an index <= ``c``."""
     return key > thr_key or (key == thr_key and i <= c)
@@ -1899,7 +1936,8 @@ def mask_one(out, o, u, key, i, thr_key, c, fill, inplace):
 
 
 @kernel
-def mask_kernel(x, stride_b, stride_v, V, fmt, out, out_b, out_v, inplace, thr_bits, cut_idx, fill, loads_first):
+def mask_kernel(x, stride_b, stride_v, V, fmt, out, out_b, out_v, inplace, thr_bits, cut_idx, fill, loads_first,
+                nties, seg, seg_count):
     """Grid (rows, blocks): ``fill`` (raw bits) wherever an entry is not kept; kept entries
     keep their bits.  Kept: key > threshold's key, or equal to it at an index <= cut_idx;
     NaN (key 0) never.  In place only the masked entries are written.
@@ -1914,12 +1952,20 @@ def mask_kernel(x, stride_b, stride_v, V, fmt, out, out_b, out_v, inplace, thr_b
     Paired entries (``x`` and ``out`` both int32 words, see :func:`paired_buffer`; ``loads_first`` taken as 1): a
     block covers ``THREADS * 2 * MASK_WORDS`` entries, a thread loads its ``MASK_WORDS`` words back to back and
     writes each word whole, the entries' own bits or the fill in either half (in place only the words that
-    change)."""
+    change).
+
+    ``seg > 0`` (option ``cut_in_mask``): no :func:`cut_index_kernel` ran; ``seg`` is the block's span and
+    :func:`cut_count_kernel` counted the entries equal to the threshold of each block's span into
+    ``seg_count[b, blockIdx.y]``.  A block of a row left at ``CUT_SCAN`` settles its own cut
+    (:func:`mask_block_cut`): none of its tied entries kept, all of them, or, in the one block that holds the
+    ``nties[b]``-th, its index."""
     b = cuda.blockIdx.x
     base = int64(b) * stride_b
     thr_key = key_of_bits(f32_bits_of(thr_bits[b], fmt))
     c = cut_idx[b]
     t = cuda.threadIdx.x
+    if seg > 0 and c == CUT_SCAN:  # block-uniform
+        c = mask_block_cut((x, base, stride_v, V, fmt), b, thr_key, int64(nties[b]), seg, seg_count)
     if paired_buffer(x):
         blk0 = int64(cuda.blockIdx.y) * (THREADS * 2 * MASK_WORDS)
         o_base = int64(b) * out_b

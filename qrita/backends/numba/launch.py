@@ -108,6 +108,13 @@ CUT_SPLIT_BLOCKS = 4
 # 71.8 us (33 segments), B=64 121.0 -> 118.1 (8), but B=128 161.1 -> 165.2 (4) and B=256 227.8 -> 240.5 (2).
 CUT_SPLIT_MIN_SEGMENTS = 8
 SIMULATED_SMS = 2  # the SM count cut_segment assumes under the simulator
+# options["cut_in_mask"]: no cut_index_kernel: cut_count_kernel counts the entries equal to the threshold of each
+# mask block's span (at every B), and the mask block of a row whose cut must be found settles its own cut from
+# the counts of the spans before it (kernels.mask_block_cut); the one block that holds the cut scans its span.
+# Why: the cut index (one block a row) stays 15-18 us of bf16 masking at B=64 at any segment length (H100,
+# session 43's profile): a chain of dependent loads, not bytes.  Not yet measured on a GPU (prepared, on here).
+CUT_IN_MASK = True
+CUT_IN_MASK_MAX_SPANS = 1 << 19  # its counts' scratch (8 bytes a span) at most 4 MiB, else the cut index kernel
 # options["mask_loads"]: mask_kernel loads a thread's MASK_ITEMS entries back to back before it writes any;
 # off: each entry loaded, then written, in turn (MASK_ITEMS_OLD a thread).  Why: in place the output is the
 # input, so the compiler keeps every load after the previous entry's store: one load in flight a thread.
@@ -444,28 +451,32 @@ def run_mask(req: Request, mask_value: float, out):
             sequential = 0 if req.options.get("cut_groups", CUT_GROUPS) else 1
             x_words = paired(arrays, req, x, sb, sv)
             x_cut = x if x_words is None else x_words
-            seg = cut_segment(req, arrays)
+            t_words = None if x_words is None else paired(arrays, req, t_flat, tb, tv)
+            loads_first = 1 if req.options.get("mask_loads", MASK_LOADS) else 0
+            per_block = kern.THREADS * (kern.MASK_ITEMS if loads_first else kern.MASK_ITEMS_OLD)
+            if t_words is not None:
+                per_block = kern.THREADS * kern.MASK_PAIRED_ITEMS
+            n_blocks = (V + per_block - 1) // per_block
+            nties_v = arrays.vector(nties)
+            in_mask = (req.options.get("cut_in_mask", CUT_IN_MASK) and sequential == 0
+                       and B * n_blocks <= CUT_IN_MASK_MAX_SPANS)
+            seg = per_block if in_mask else cut_segment(req, arrays)  # in_mask: a segment a mask block
             n_seg = -(-V // seg) if seg else 1
             seg_count = arrays.scratch((B, n_seg) if seg else (1, 1), "int64")
             if seg:
                 kern.cut_count_kernel[(B, n_seg), kern.THREADS, stream](
                     x_cut, sb, sv, V, fmt, thr_bits, cut, seg, seg_count
                 )
-            kern.cut_index_kernel[B, kern.THREADS, stream](
-                x_cut, sb, sv, V, fmt, thr_bits, arrays.vector(nties), cut, sequential, seg, seg_count
-            )
-            t_words = None if x_words is None else paired(arrays, req, t_flat, tb, tv)
+            if not in_mask:
+                kern.cut_index_kernel[B, kern.THREADS, stream](
+                    x_cut, sb, sv, V, fmt, thr_bits, nties_v, cut, sequential, seg, seg_count
+                )
             if t_words is not None:  # the mask reads and writes words (its loads back to back)
                 x, t_flat = x_words, t_words
-            loads_first = 1 if req.options.get("mask_loads", MASK_LOADS) else 0
-            per_block = kern.THREADS * (kern.MASK_ITEMS if loads_first else kern.MASK_ITEMS_OLD)
-            if t_words is not None:
-                per_block = kern.THREADS * kern.MASK_PAIRED_ITEMS
-            grid = (B, (V + per_block - 1) // per_block)
             write_in_place = 1 if target is req.logits else 0
-            kern.mask_kernel[grid, kern.THREADS, stream](
+            kern.mask_kernel[(B, n_blocks), kern.THREADS, stream](
                 x, sb, sv, V, fmt, t_flat, tb, tv, write_in_place, thr_bits, cut, fill_bits(mask_value, dtype),
-                loads_first,
+                loads_first, nties_v, seg if in_mask else 0, seg_count,
             )
     if not arrays.simulated:
         return target
