@@ -534,6 +534,7 @@ def test_fused_mask_cut_found_groups_into_the_row(rng, dtype, mode, monkeypatch)
     monkeypatch.setattr(launch, "CUT_SPLIT", split)
     monkeypatch.setattr(launch, "CUT_SPLIT_BLOCKS", 64)
     monkeypatch.setattr(launch, "CUT_IN_MASK", in_mask)
+    monkeypatch.setattr(launch, "CUT_IN_MASK_SPANS_PER_SM", 10**6)  # every B (the simulator's 2 SMs)
     V = 5002 if mode in ("segments", "in_mask_words") else 5003
     x = np.full((5, V), 1.0)  # row 0: one value, k cuts it in the third group
     x[1] = np.round(rng.standard_normal(V))  # a few values: large groups everywhere

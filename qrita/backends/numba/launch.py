@@ -109,12 +109,16 @@ CUT_SPLIT_BLOCKS = 4
 CUT_SPLIT_MIN_SEGMENTS = 8
 SIMULATED_SMS = 2  # the SM count cut_segment assumes under the simulator
 # options["cut_in_mask"]: no cut_index_kernel: cut_count_kernel counts the entries equal to the threshold of each
-# mask block's span (at every B), and the mask block of a row whose cut must be found settles its own cut from
+# mask block's span, and the mask block of a row whose cut must be found settles its own cut from
 # the counts of the spans before it (kernels.mask_block_cut); the one block that holds the cut scans its span.
 # Why: the cut index (one block a row) stays 15-18 us of bf16 masking at B=64 at any segment length (H100,
-# session 43's profile): a chain of dependent loads, not bytes.  Not yet measured on a GPU (prepared, on here).
+# session 43's profile): a chain of dependent loads, not bytes.  Only while the rows' spans are at most
+# CUT_IN_MASK_SPANS_PER_SM an SM (bf16 B <= 264, fp32 B <= 132 on 132 SMs): the count launches a block a span,
+# and reads every row whole.  H100 A/B (docs/bench/h100-2026-12-07/session43/ call 7, top-k 50 masked, the same
+# bits 19/19, index -> in mask): bf16 LLM-like B=16 70.5 -> 61.7 us, B=64 118.6 -> 106.7, B=128 163.2 -> 155.7,
+# B=256 238.0 -> 227.3, but B=1024 811.9 -> 840.3; fp32 B=64 104.9 -> 104.0, B=256 222.4 -> 229.3 (8192 spans).
 CUT_IN_MASK = True
-CUT_IN_MASK_MAX_SPANS = 1 << 19  # its counts' scratch (8 bytes a span) at most 4 MiB, else the cut index kernel
+CUT_IN_MASK_SPANS_PER_SM = 32
 # options["mask_loads"]: mask_kernel loads a thread's MASK_ITEMS entries back to back before it writes any;
 # off: each entry loaded, then written, in turn (MASK_ITEMS_OLD a thread).  Why: in place the output is the
 # input, so the compiler keeps every load after the previous entry's store: one load in flight a thread.
@@ -459,7 +463,7 @@ def run_mask(req: Request, mask_value: float, out):
             n_blocks = (V + per_block - 1) // per_block
             nties_v = arrays.vector(nties)
             in_mask = (req.options.get("cut_in_mask", CUT_IN_MASK) and sequential == 0
-                       and B * n_blocks <= CUT_IN_MASK_MAX_SPANS)
+                       and B * n_blocks <= CUT_IN_MASK_SPANS_PER_SM * sm_count(arrays))
             seg = per_block if in_mask else cut_segment(req, arrays)  # in_mask: a segment a mask block
             n_seg = -(-V // seg) if seg else 1
             seg_count = arrays.scratch((B, n_seg) if seg else (1, 1), "int64")
