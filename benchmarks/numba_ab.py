@@ -21,7 +21,8 @@ keys are live; top-k and k+p at B = 16, two cases at 1024), ``fold`` (``split_wi
 one-block-a-row select kernel: top-k 50 at B = 64
 and 1024, top-p 0.9 and k100+p0.9 at B = 64, 1024, 16), ``cut_split`` (the cut index from the row's start /
 from its segment), ``cut_in_mask`` (the cut index kernel / the mask blocks settling the cut from their spans'
-counts; top-k 50, bf16 and fp32, B = 16, 64, 256, 1024).  Written as
+counts; top-k 50, bf16 and fp32, B = 16, 64, 256, 1024), ``split_waves`` (the automatic split's ceiling / floor of
+2 * SMs / B blocks a row; top-k 50 at B = 16, 32, 64, 100, top-p 0.9 and k100+p0.9 at B = 16 and 64).  Written as
 ``docs/bench/next-numba-rank/ab.py`` for session 27, whose calls ran the first two (``--wide`` then;
 ``docs/bench/h100-2026-12-05/session27/``).
 """
@@ -82,6 +83,11 @@ SETS = {
                     [(d, B, 50, None, dt) for dt in ("bf16", "fp32") for B in (16, 64, 256, 1024)
                      for d in ("llm", "gaussian")]
                     + [("llm", 64, 100, 0.9, "bf16"), ("zipf", 64, 50, None, "bf16"), ("llm", 128, 50, None, "bf16")],
+                    {}, False),
+    "split_waves": ({"ceil": {"split_waves": False}, "waves": {"split_waves": True}},
+                    [(d, B, 50, None, dt) for dt in ("bf16", "fp32") for B in (16, 32, 64, 100)
+                     for d in ("llm", "gaussian")]
+                    + [("llm", B, k, p, "bf16") for B in (16, 64) for k, p in ((None, 0.9), (100, 0.9))],
                     {}, False),
     "fold": ({"picks": {"split_wide_fold": False}, "folded": {"split_wide_fold": True}},
              [(d, B, None, 0.9) for B in (16, 1) for d in DISTS],

@@ -33,6 +33,13 @@ MAX_SPLITS = 64
 # Auto split: only while the batch leaves SMs idle, with at least this many
 # entries per block.
 SPLIT_MIN_ENTRIES = 16 * kern.THREADS
+# options["split_waves"]: the automatic split takes floor(2 * SMs / B) blocks a row instead of the ceiling, so that
+# the split path's passes run in one wave.  Why: scan_split_kernel holds 48 registers a thread (sm_90), so two
+# 512-thread blocks an SM are resident; the ceiling launches 320 blocks at B=64 on 132 SMs (5 a row: 264 run, then
+# 56), 288 at B=32 and 393 at B=131 (B=16 takes 16 either way: V // SPLIT_MIN_ENTRIES at V=131072).  The same bits
+# (the split path's answers do not depend on the splits).  Not yet measured on a GPU: off (numba_ab.py --set
+# split_waves).
+SPLIT_WAVES = False
 # A search over a row that missed (too many live keys for the candidate buffer) takes wide rounds
 # first (kernels.wide_round: 256 bins a pass, 8 bits of key, where the paper's 3 pivots take 2) until
 # the live keys fit or one key is left; options["wide_miss"] = False keeps the 3-pivot rounds.  The
@@ -312,7 +319,10 @@ def choose_splits(req: Request, arrays: _DeviceArrays, forced: int) -> int:
     sms = sm_count(arrays)
     if req.B >= sms:
         return 1
-    return max(1, min(MAX_SPLITS, -(-2 * sms // req.B), req.V // SPLIT_MIN_ENTRIES))
+    per_row = -(-2 * sms // req.B)  # at least two blocks an SM
+    if req.options.get("split_waves", SPLIT_WAVES):
+        per_row = 2 * sms // req.B  # at most two blocks an SM: one wave
+    return max(1, min(MAX_SPLITS, per_row, req.V // SPLIT_MIN_ENTRIES))
 
 
 def cut_segment(req: Request, arrays: _DeviceArrays) -> int:
