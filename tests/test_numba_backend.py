@@ -860,6 +860,27 @@ def test_gpu_fused_mask_matches_selection_apply(dtype):
 
 @gpu
 @needs_cuda
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_gpu_cut_in_mask_gives_selection_apply_bits(dtype):
+    """Option ``cut_in_mask`` (the mask blocks settle the cut from their spans' counts) and the cut index kernel
+    both give Selection.apply's bits where the boundary tie group is cut (values on a grid of 1/8: tens of entries
+    equal to the 50th largest), at B = 16, 64 and 128 (on by default there on 132 SMs), out of place and in place."""
+    rng = np.random.default_rng(21)
+    for B in (16, 64, 128):
+        x = as_logits(np.round(rng.standard_normal((B, 131072)) * 8) / 8, dtype, "cuda")
+        for ties in TIES:
+            want = raw(run(x, 50, None, ties).apply(mask_value=-7.0))
+            for on in (False, True):
+                opts = {"cut_in_mask": on}
+                out = qrita.top_k_top_p(x, 50, None, backend="numba", ties=ties, mask_value=-7.0, options=opts)
+                np.testing.assert_array_equal(raw(out), want)
+                y = x.clone()
+                qrita.top_k_top_p(y, 50, None, backend="numba", ties=ties, mask_value=-7.0, inplace=True, options=opts)
+                np.testing.assert_array_equal(raw(y), want)
+
+
+@gpu
+@needs_cuda
 def test_gpu_masked_output_scratch_is_bounded():
     """The fused mask (the default for torch tensors) allocates no [B, V] scratch."""
     x = llm_logits(1024, 151936, "float32", seed=4)
