@@ -22,7 +22,9 @@ one-block-a-row select kernel: top-k 50 at B = 64
 and 1024, top-p 0.9 and k100+p0.9 at B = 64, 1024, 16), ``cut_split`` (the cut index from the row's start /
 from its segment), ``cut_in_mask`` (the cut index kernel / the mask blocks settling the cut from their spans'
 counts; top-k 50, bf16 and fp32, B = 16, 64, 256, 1024), ``split_waves`` (the automatic split's ceiling / floor of
-2 * SMs / B blocks a row; top-k 50 at B = 16, 32, 64, 100, top-p 0.9 and k100+p0.9 at B = 16 and 64).  Written as
+2 * SMs / B blocks a row; top-k 50 at B = 16, 32, 64, 100, top-p 0.9 and k100+p0.9 at B = 16 and 64), ``small_b``
+(the automatic split, 16 blocks a row at V = 131072 (``SPLIT_MIN_ENTRIES``), against 32 and 64; B = 1 and 4).
+Written as
 ``docs/bench/next-numba-rank/ab.py`` for session 27, whose calls ran the first two (``--wide`` then;
 ``docs/bench/h100-2026-12-05/session27/``).
 """
@@ -89,6 +91,9 @@ SETS = {
                      for d in ("llm", "gaussian")]
                     + [("llm", B, k, p, "bf16") for B in (16, 64) for k, p in ((None, 0.9), (100, 0.9))],
                     {}, False),
+    "small_b": ({"auto": {}, "s32": {"split": 32}, "s64": {"split": 64}},
+                [(d, B, k, p) for B in (1, 4) for k, p in ((50, None), (None, 0.9), (100, 0.9)) for d in DISTS],
+                {}, False),
     "fold": ({"picks": {"split_wide_fold": False}, "folded": {"split_wide_fold": True}},
              [(d, B, None, 0.9) for B in (16, 1) for d in DISTS],
              {"split": 3, "capacity": 9}, False),
