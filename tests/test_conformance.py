@@ -321,6 +321,27 @@ def test_tiny_positive_p_keeps_the_best_token(target, dtype, rng):
         check_request(target, xs, 3, 5e-324, ties)
 
 
+def test_p_just_below_one_keeps_the_window(target, dtype, rng):
+    """0 < 1 - p below float32's resolution at 1 (0.9999999999999998 is 1.0 in float32; 1 - 2**-30 too): a
+    backend that reads p as a float32 sees no top-p and keeps every keepable entry, which SPEC's top-p window
+    allows; the threshold, its ties and the count must still be the row's own (session 43: Triton's plan read the
+    float64 p, skipped the smallest key, and returned -FLT_MAX with no ties).  All-equal rows, distinct rows, a
+    row with -inf, scalar and per row, alone and after a top-k."""
+    B, V = target.shape(3, 40)
+    x = np.round(gaussian(rng, B, V) * 2) / 2
+    x[0] = 0.0  # one value
+    x[2, :7] = -np.inf
+    xs = target.array(x, dtype)
+    per_row = np.array([0.9999999999999998, 1 - 2.0**-30, 0.9999999][:B] + [0.9999999999999998] * max(0, B - 3))
+    for ties in TIES:
+        per_row_ps = (target.float_array(per_row, "float64"), target.float_array(per_row))
+        for p in (0.9999999999999998, 1 - 2.0**-30, *per_row_ps):
+            check_request(target, xs, None, p, ties)
+        check_request(target, xs, 5, 0.9999999999999998, ties)
+
+
+# --------------------------------------------------------------------------------------------
+# Top-k then top-p
 # --------------------------------------------------------------------------------------------
 # Top-k then top-p
 # --------------------------------------------------------------------------------------------

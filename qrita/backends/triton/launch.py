@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 from typing import NamedTuple
 
+import numpy as np
 import torch
 import triton
 
@@ -515,6 +516,13 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         # holds at least 1/V of the mass).  Per-row p needs nothing: the plan does not read its values
         if 0.0 < p_s < FLT_MIN:
             p_s = FLT_MIN
+        # ... and at the other end: a p in (1 - 2**-25, 1) is 1.0 in float32, which the kernels take as no top-p
+        # (every keepable entry: the smallest key and its count needed), while the plan took a top-p that cuts
+        # (all_search: nobody needs the smallest key): the threshold came back -FLT_MAX with no ties (found by the
+        # property test, session 43: three rows of zeros, p = 0.9999999999999998).  Rounded as the kernels see it,
+        # the plan agrees with them; keeping every entry is within SPEC's top-p window there
+        if FLT_MIN <= p_s < 1.0:
+            p_s = float(np.float32(p_s))
         # fixed pointer types whatever the request (one compiled signature)
         k_ptr = k_t if k_t is not None else thr_key
         p_ptr = p_t if p_t is not None else state_f
