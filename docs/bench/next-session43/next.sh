@@ -15,5 +15,8 @@ run_ab split_waves 100
 grep -v -i warn /tmp/ab_split_waves.log | grep -v '^{' | tail -3 >> "$P"
 numba_gpu_suites 260
 wait
-PYTHONPATH=/tmp/site:. run_bench masked_fi "$SHA" 120 --providers qrita-numba,torch-topk,flashinfer,qrita-triton \
+# session 43's Triton fix (a scalar p just below 1 planned as the kernels' float32) on the GPU: its conformance test
+run_suite p1 triton 60 -k "p_just_below_one or tiny_positive_p" tests/test_conformance.py
+summarize_suites backend conf32 conf16 confrest p1
+PYTHONPATH=/tmp/site:. run_bench masked_fi "$SHA" 100 --providers qrita-numba,torch-topk,flashinfer,qrita-triton \
   --scenarios topk50 --dists llm,gaussian --dtypes fp32,bf16 --batches 16,64,256,1024
