@@ -1699,7 +1699,7 @@ def keys_kernel(bits, fmt, keys, back):
 
 MASK_ITEMS = 8  # entries per thread of mask_kernel, loaded back to back (its loads_first)
 MASK_WORDS = 8  # a thread's words of paired entries (a constant: local arrays), loaded back to back
-MASK_PAIRED_ITEMS = 2 * MASK_WORDS
+MASK_PAIRED_ITEMS = 2 * MASK_WORDS  # ... and their entries: a block's span is THREADS * MASK_PAIRED_ITEMS
 MASK_ITEMS_OLD = 4  # ... loaded one at a time (loads_first = 0, the A/B's other side)
 # cut_index_kernel reads a row in chunks of THREADS * CUT_ITEMS entries: it counts the entries equal to the
 # threshold in CUT_GROUP chunks at once (a thread loads its share of CUT_UNROLL chunks back to back), then scans
@@ -1950,7 +1950,7 @@ def mask_kernel(x, stride_b, stride_v, V, fmt, out, out_b, out_v, inplace, thr_b
     same thread writes it.
 
     Paired entries (``x`` and ``out`` both int32 words, see :func:`paired_buffer`; ``loads_first`` taken as 1): a
-    block covers ``THREADS * 2 * MASK_WORDS`` entries, a thread loads its ``MASK_WORDS`` words back to back and
+    block covers ``THREADS * MASK_PAIRED_ITEMS`` entries, a thread loads its ``MASK_WORDS`` words back to back and
     writes each word whole, the entries' own bits or the fill in either half (in place only the words that
     change).
 
@@ -1967,7 +1967,7 @@ def mask_kernel(x, stride_b, stride_v, V, fmt, out, out_b, out_v, inplace, thr_b
     if seg > 0 and c == CUT_SCAN:  # block-uniform
         c = mask_block_cut((x, base, stride_v, V, fmt), b, thr_key, int64(nties[b]), seg, seg_count)
     if paired_buffer(x):
-        blk0 = int64(cuda.blockIdx.y) * (THREADS * 2 * MASK_WORDS)
+        blk0 = int64(cuda.blockIdx.y) * (THREADS * MASK_PAIRED_ITEMS)
         o_base = int64(b) * out_b
         words = cuda.local.array(MASK_WORDS, uint32)
         for j in range(MASK_WORDS):

@@ -311,6 +311,26 @@ def _luts(device: str):
 FLT_MIN = 2.0**-126  # the smallest normal float32
 
 
+def planned_p(p: float) -> float:
+    """The scalar ``p`` as the kernels read it (a float32), so that the plan (which kernels run, which row
+    statistics they keep) and the kernels agree on whether a row cuts.  Per-row p needs nothing: the plan does
+    not read its values.
+
+    - A p in (0, FLT_MIN) is 0 or subnormal in float32: 5e-324 was planned as a top-p and run as p <= 0 (no count
+      of the maximum's ties: a wrong answer).  Raised to FLT_MIN, both see a top-p, with the same answer (the best
+      token alone holds at least 1/V of the mass).
+    - A p in (1 - 2**-25, 1) is 1.0 in float32, which the kernels take as no top-p (every keepable entry: the
+      smallest key and its count needed), while the plan took a top-p that cuts (``all_search``: nobody needs the
+      smallest key), and the threshold came back -FLT_MAX with no ties (found by the property test, session 43:
+      three rows of zeros, p = 0.9999999999999998).  Rounded, keeping every entry is within SPEC's top-p window.
+    """
+    if 0.0 < p < FLT_MIN:
+        return FLT_MIN
+    if FLT_MIN <= p < 1.0:
+        return float(np.float32(p))
+    return p
+
+
 def _per_row(value, B: int, device, dtype):
     """(mode, tensor, scalar): 0 = absent, 1 = scalar, 2 = per-row tensor."""
     if value is None:
@@ -509,20 +529,7 @@ def run_select(x: torch.Tensor, req: Request, *, mask: tuple | None = None, stat
         p_mode, p_t, p_s = _per_row(req.p, B, dev, torch.float32)
         # fixed Python types: one compiled signature whatever the request
         k_s = max(min(int(k_s), 2**62), -(2**62))
-        p_s = float(p_s)
-        # the plan below reads the scalar p as a float64, the kernels as a float32, where a p in (0, FLT_MIN)
-        # is 0 or subnormal: 5e-324 was planned as a top-p and run as p <= 0 (no count of the maximum's ties:
-        # a wrong answer).  Raised to FLT_MIN, both see a top-p, with the same answer (the best token alone
-        # holds at least 1/V of the mass).  Per-row p needs nothing: the plan does not read its values
-        if 0.0 < p_s < FLT_MIN:
-            p_s = FLT_MIN
-        # ... and at the other end: a p in (1 - 2**-25, 1) is 1.0 in float32, which the kernels take as no top-p
-        # (every keepable entry: the smallest key and its count needed), while the plan took a top-p that cuts
-        # (all_search: nobody needs the smallest key): the threshold came back -FLT_MAX with no ties (found by the
-        # property test, session 43: three rows of zeros, p = 0.9999999999999998).  Rounded as the kernels see it,
-        # the plan agrees with them; keeping every entry is within SPEC's top-p window there
-        if FLT_MIN <= p_s < 1.0:
-            p_s = float(np.float32(p_s))
+        p_s = planned_p(float(p_s))
         # fixed pointer types whatever the request (one compiled signature)
         k_ptr = k_t if k_t is not None else thr_key
         p_ptr = p_t if p_t is not None else state_f
