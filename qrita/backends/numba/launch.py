@@ -37,9 +37,11 @@ SPLIT_MIN_ENTRIES = 16 * kern.THREADS
 # the split path's passes run in one wave.  Why: scan_split_kernel holds 48 registers a thread (sm_90), so two
 # 512-thread blocks an SM are resident; the ceiling launches 320 blocks at B=64 on 132 SMs (5 a row: 264 run, then
 # 56), 288 at B=32 and 393 at B=131 (B=16 takes 16 either way: V // SPLIT_MIN_ENTRIES at V=131072).  The same bits
-# (the split path's answers do not depend on the splits).  Not yet measured on a GPU: off (numba_ab.py --set
-# split_waves).
-SPLIT_WAVES = False
+# (the split path's answers do not depend on the splits).  H100 A/B (docs/bench/h100-2026-12-07/session44/ call 1,
+# numba_ab.py --set split_waves, graph medians, ceiling -> floor, the same bits 20/20): LLM-like top-k 50 masked bf16
+# B=32 80.7 -> 73.8 us, B=64 104.5 -> 97.0, B=100 135.8 -> 130.3; fp32 B=64 104.4 -> 95.8, B=100 147.0 -> 131.3;
+# top-p 0.9 bf16 B=64 144.5 -> 126.8; B=16 level (16 blocks a row either way).  On.
+SPLIT_WAVES = True
 # A search over a row that missed (too many live keys for the candidate buffer) takes wide rounds
 # first (kernels.wide_round: 256 bins a pass, 8 bits of key, where the paper's 3 pivots take 2) until
 # the live keys fit or one key is left; options["wide_miss"] = False keeps the 3-pivot rounds.  The
