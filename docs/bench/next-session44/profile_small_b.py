@@ -9,7 +9,7 @@ import torch  # noqa: E402
 from profile_triton import SCENARIOS, make_logits, profile  # noqa: E402
 
 for B in (1, 4):
-    for dist in ("gaussian", "llm"):
+    for dist in ("hgauss", "hllm"):  # the harness's Gaussian and LLM-like rows
         x0 = make_logits(dist, B, 131072, torch.float32)
         for case in ("k50", "k100p0.9", "p0.9"):
             k, p = SCENARIOS[case]
