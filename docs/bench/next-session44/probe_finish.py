@@ -6,7 +6,8 @@ does less and less: k100+p0.9 (a top-k search, a mass pass, a top-p search), top
 the outputs), each with the automatic split (16 blocks a row) and with 4 (combine_parts over 4 partials), and
 top-k 50 / k100+p0.9 with rank_select off (3-pivot rounds).
     PYTHONPATH=. python3 docs/bench/next-session44/probe_finish.py [combine_warps=0|1]   (repository root, GPU)
-The argument sets kernels.COMBINE_WARPS before the first launch where the tree has it."""
+The argument sets kernels.COMBINE_WARPS before the first launch where the tree has it (2bcb360, session 44's call 7;
+main kept the warp-aggregated combine alone after it, without the flag)."""
 import sys
 
 sys.path.insert(0, "benchmarks")

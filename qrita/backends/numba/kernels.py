@@ -1406,16 +1406,6 @@ def scan_split_kernel(
             cut_keys[b] = cut_key
 
 
-# COMBINE_WARPS: combine_parts reduces a partial a thread over the warp (block_max / block_add: one atomic a warp and
-# slot) instead of one 64-bit shared atomic a partial (a compare-and-swap loop on sm_90: the splits' threads of warp
-# 0 contend for each slot).  Integer maxima and sums: the same bits either way.  Read when the kernels compile (set
-# it before the first launch).  H100 (docs/bench/h100-2026-12-07/session44/ call 7, probe_finish.py, off -> on, 16
-# splits a row, `select` fp32 V=131072 Gaussian): finish_split_kernel 7.1 -> 5.1 us for p = 0 (its fixed cost),
-# 21.2 -> 19.1 for top-k 50, 46.4 -> 44.1 for k100+p0.9 at B=1 (B=4 alike); 4 splits: level.  The Numba GPU suites
-# passed with it on (the same call).
-COMBINE_WARPS = True
-
-
 @device_function
 def combine_parts(part, b, splits, sums, acc, r):
     """Combine the per-split partials of row ``b``: a slice a thread, block-wide atomics.
@@ -1427,45 +1417,16 @@ def combine_parts(part, b, splits, sums, acc, r):
     slotted, Z, candidate mass))``.  ``sums``: 0 combines only the max and its count (the
     rest come back 0, the min BIG); 1 everything but the masses (0); 2 everything (the
     partials' masses must then be written).  Takes passes ``r`` and ``r + 1``.
+
+    Every thread of the block takes part in each reduction (``block_max`` / ``block_add``: summed over
+    the warp first, one atomic a warp and slot), with 0 where it has no split: neutral for the sums,
+    and for the maxima, whose slots start at 0 and whose values are ``>= 0``; in rounds of ``THREADS``
+    splits.  Why: one 64-bit shared atomic a partial is a compare-and-swap loop on sm_90, and the
+    splits' threads (16 lanes of warp 0 at B = 1) contended for each slot.  H100
+    (docs/bench/h100-2026-12-07/session44/ call 7, probe_finish.py, atomics a partial -> warp-aggregated,
+    16 splits a row, `select` fp32 V=131072 Gaussian, B = 1; B = 4 alike): finish_split_kernel 7.1 -> 5.1 us
+    for p = 0 (its fixed cost), 21.2 -> 19.1 for top-k 50, 46.4 -> 44.1 for k100+p0.9; 4 splits: level.
     """
-    if COMBINE_WARPS:
-        return combine_parts_warps(part, b, splits, sums, acc, r)
-    at = (r % 3) * NS
-    for s in range(cuda.threadIdx.x, splits, THREADS):
-        cuda.atomic.max(acc, at + 0, part[b, s, P_MAX])
-        if sums != 0:
-            cuda.atomic.max(acc, at + 1, BIG - part[b, s, P_MIN])
-            cuda.atomic.add(acc, at + 2, part[b, s, P_NKEEP])
-            cuda.atomic.add(acc, at + 3, part[b, s, P_NCAND])
-        if sums == 2:
-            cuda.atomic.add(acc, at + 4, part[b, s, P_Z])
-            cuda.atomic.add(acc, at + 5, part[b, s, P_CMASS])
-    r = end_pass(acc, r)
-    g_max = acc[at + 0]
-    g_min = BIG - acc[at + 1]
-    n_keep = acc[at + 2]
-    n_over = acc[at + 3]
-    z_total = acc[at + 4]
-    cand_mass = acc[at + 5]
-    if sums == 0:
-        g_min = int64(BIG)
-    at = (r % 3) * NS
-    for s in range(cuda.threadIdx.x, splits, THREADS):
-        if part[b, s, P_MAX] == g_max:
-            cuda.atomic.add(acc, at + 0, part[b, s, P_NMAX])
-        if sums != 0 and part[b, s, P_MIN] == g_min:
-            cuda.atomic.add(acc, at + 1, part[b, s, P_NMIN])
-    r = end_pass(acc, r)
-    return r, (g_max, acc[at + 0], g_min, acc[at + 1], n_keep, n_over, z_total, cand_mass)
-
-
-
-
-@device_function
-def combine_parts_warps(part, b, splits, sums, acc, r):
-    """:func:`combine_parts` with warp-aggregated atomics (``COMBINE_WARPS``): every thread of the block takes
-    part in each reduction (a split a thread, 0 where it has none: neutral for the sums, and for the maxima,
-    whose slots start at 0 and whose values are ``>= 0``), in rounds of ``THREADS`` splits."""
     at = (r % 3) * NS
     for s0 in range(0, splits, THREADS):  # the same trip count in every thread: the shuffles see the whole warp
         s = s0 + cuda.threadIdx.x
