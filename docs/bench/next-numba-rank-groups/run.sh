@@ -3,7 +3,7 @@
 #   git switch -c try/numba-rank-groups main && git am docs/bench/prepared/numba-rank-groups/*.patch
 #   bash docs/bench/next-numba-rank-groups/run.sh <SHA of try/numba-rank-groups>
 # First the A/B on a quiet GPU (numba_ab.py --set rank_groups: rank_select a thread a key / a group of threads a
-# key; the same bits expected in every case), then the Numba GPU suites with the branch's default (groups on; the
+# key / that and kp_mass, the k+p top-p stage's mass in one block sum; the same bits expected in every case), then the Numba GPU suites with the branch's default (groups on; the
 # backend's tests include test_gpu_rank_groups_give_the_single_thread_bits), then the per-kernel probe of the split
 # path's finish at B = 1 and 4 (docs/bench/next-session44/probe_finish.py: session 44's call 7 measured it on main
 # before this branch).  Files: probe.log, ab_rank_groups.json, suite.log, probe1.log.
