@@ -1784,11 +1784,14 @@ def cut_scan_chunk(row, start, thr_key, want, seen, flags, found):
 @kernel
 def cut_count_kernel(x, stride_b, stride_v, V, fmt, thr_bits, cut_idx, seg, seg_count):
     """Grid ``(B, segments)``: ``seg_count[b, s]``, the number of row ``b``'s entries equal to the
-    threshold in segment ``s`` (entries ``[s * seg, (s + 1) * seg)``, ``seg`` a multiple of
-    ``THREADS * CUT_KEYS``), for the rows :func:`finish_row` left at ``CUT_SCAN``, so that
-    :func:`cut_index_kernel` reads one segment of the row instead of the row up to the wanted entry.
-    Why: at small B the cut index's one block a row left the GPU mostly idle (H100, session 38: 29.1 of
-    126 us of bf16 masking at B=64).  The counts are order-free: one shared atomic a thread that saw any."""
+    threshold in segment ``s`` (entries ``[s * seg, (s + 1) * seg)``), for the rows :func:`finish_row` left
+    at ``CUT_SCAN``, so that :func:`cut_index_kernel` reads one segment of the row instead of the row up to
+    the wanted entry (option ``cut_split``: ``seg`` a multiple of ``THREADS * CUT_KEYS``), or so that each
+    block of :func:`mask_kernel` settles its own cut (option ``cut_in_mask``: ``seg`` the mask block's span;
+    for unpaired entries, ``THREADS * MASK_ITEMS``, it is shorter than ``THREADS * CUT_KEYS`` and the whole
+    segment takes the tail loop, a load at a time).  Why: at small B the cut index's one block a row left the
+    GPU mostly idle (H100, session 38: 29.1 of 126 us of bf16 masking at B=64).  The counts are order-free:
+    one shared atomic a thread that saw any."""
     b = cuda.blockIdx.x
     if cut_idx[b] != CUT_SCAN:  # block-uniform
         return
