@@ -21,7 +21,9 @@ keys are live; top-k and k+p at B = 16, two cases at 1024), ``fold`` (``split_wi
 one-block-a-row select kernel: top-k 50 at B = 64
 and 1024, top-p 0.9 and k100+p0.9 at B = 64, 1024, 16), ``cut_split`` (the cut index from the row's start /
 from its segment), ``cut_in_mask`` (the cut index kernel / the mask blocks settling the cut from their spans'
-counts; top-k 50, bf16 and fp32, B = 16, 64, 256, 1024), ``split_waves`` (the automatic split's ceiling / floor of
+counts; top-k 50, bf16 and fp32, B = 16, 64, 256, 1024), ``cut_long`` (``cut_split`` off / on with
+``cut_in_mask`` on: top-k 50 on rows of 2**19 at B = 34, 48, 66, where only ``cut_split`` applies, and at V = 131072,
+B = 64, where ``cut_in_mask`` shadows it), ``split_waves`` (the automatic split's ceiling / floor of
 2 * SMs / B blocks a row; top-k 50 at B = 16, 32, 64, 100, top-p 0.9 and k100+p0.9 at B = 16 and 64), ``small_b``
 (the automatic split, 16 blocks a row at V = 131072 (``SPLIT_MIN_ENTRIES``), against 32 and 64; B = 1 and 4).
 Written as
@@ -81,6 +83,11 @@ SETS = {
                   [(d, B, 50, None, dt) for dt in ("bf16", "fp32") for B in (64, 256, 1024) for d in DISTS]
                   + [("llm", 16, 50, None, "bf16"), ("llm", 64, 100, 0.9, "bf16")],
                   {}, False),
+    "cut_long": ({"row": {"cut_split": False}, "segments": {"cut_split": True}},
+                 [(d, B, 50, None, dt, 1 << 19) for dt in ("fp32", "bf16") for B in (34, 48, 66)
+                  for d in ("llm", "gaussian")]
+                 + [("llm", 64, 50, None, dt) for dt in ("fp32", "bf16")],
+                 {}, False),
     "cut_in_mask": ({"index": {"cut_in_mask": False}, "in_mask": {"cut_in_mask": True}},
                     [(d, B, 50, None, dt) for dt in ("bf16", "fp32") for B in (16, 64, 256, 1024)
                      for d in ("llm", "gaussian")]
@@ -135,9 +142,10 @@ def timings(x, k, p, options):
 
 def main():
     out = open(sys.argv[1], "a")
-    for dist, B, k, p, *named in CASES:  # a case may name its dtype (fp32 by default)
+    for dist, B, k, p, *named in CASES:  # a case may name its dtype (fp32 by default) and its V
         dtype = named[0] if named else "fp32"
-        x = make_logits(dist, B, V, device=DEV, seed=0).to(torch.bfloat16 if dtype == "bf16" else torch.float32)
+        v = named[1] if len(named) > 1 and not DRY else V
+        x = make_logits(dist, B, v, device=DEV, seed=0).to(torch.bfloat16 if dtype == "bf16" else torch.float32)
         want = None
         for name, options in VARIANTS.items():
             bits = select_bits(x, k, p, options) + [masked_bits(x, k, p, options)]
@@ -145,7 +153,7 @@ def main():
             first = None if want is None else [b for i, b in enumerate(want) if not (HIT_MAY_DIFFER and i == 3)]
             same = None if want is None else all(torch.equal(a, b) for a, b in zip(first, compared, strict=True))
             want = want or bits
-            row = dict(variant=name, dist=dist, dtype=dtype, B=B, k=k, p=p, same_bits=same,
+            row = dict(variant=name, dist=dist, dtype=dtype, B=B, V=v, k=k, p=p, same_bits=same,
                        hit_rows=int(bits[3].sum()))
             if not DRY:
                 row.update(timings(x, k, p, options))
