@@ -25,7 +25,9 @@ counts; top-k 50, bf16 and fp32, B = 16, 64, 256, 1024), ``cut_long`` (``cut_spl
 ``cut_in_mask`` on: top-k 50 on rows of 2**19 at B = 34, 48, 66, where only ``cut_split`` applies, and at V = 131072,
 B = 64, where ``cut_in_mask`` shadows it), ``split_waves`` (the automatic split's ceiling / floor of
 2 * SMs / B blocks a row; top-k 50 at B = 16, 32, 64, 100, top-p 0.9 and k100+p0.9 at B = 16 and 64), ``small_b``
-(the automatic split, 16 blocks a row at V = 131072 (``SPLIT_MIN_ENTRIES``), against 32 and 64; B = 1 and 4).
+(the automatic split, 16 blocks a row at V = 131072 (``SPLIT_MIN_ENTRIES``), against 32 and 64; B = 1 and 4),
+``rank_groups`` (``rank_select`` a thread a key / a group of threads a key; top-k 50 and k100+p0.9 at B = 1, 4, 16,
+1024, top-p 0.9 at B = 1 and 16).
 Written as
 ``docs/bench/next-numba-rank/ab.py`` for session 27, whose calls ran the first two (``--wide`` then;
 ``docs/bench/h100-2026-12-05/session27/``).
@@ -101,6 +103,10 @@ SETS = {
     "small_b": ({"auto": {}, "s32": {"split": 32}, "s64": {"split": 64}},
                 [(d, B, k, p) for B in (1, 4) for k, p in ((50, None), (None, 0.9), (100, 0.9)) for d in DISTS],
                 {}, False),
+    "rank_groups": ({"single": {"rank_groups": False}, "groups": {"rank_groups": True}},
+                    [(d, B, k, p) for B in (1, 4, 16, 1024) for k, p in ((50, None), (100, 0.9)) for d in DISTS]
+                    + [(d, B, None, 0.9) for B in (1, 16) for d in ("llm", "gaussian")],
+                    {}, False),
     "fold": ({"picks": {"split_wide_fold": False}, "folded": {"split_wide_fold": True}},
              [(d, B, None, 0.9) for B in (16, 1) for d in DISTS],
              {"split": 3, "capacity": 9}, False),

@@ -1061,20 +1061,56 @@ def clear_hist(hist):
         h_max[m] = 0
 
 
+# rank_select's threads a key (bins bit 5, option rank_groups): G threads (a power of two, at most a warp, while
+# G * live keys <= THREADS) share the comparisons of a key, each with every G-th live key, and sum their counts
+# over the group (shuffles on the GPU; through shared memory under the simulator, which has no warp intrinsics and
+# runs RANK_RED_N = THREADS threads a block, so that its tests take the grouped path where few keys are live).
+# Why: each thread's comparisons are a chain of dependent shared loads (H100, session 44 call 7's probe: the
+# split path's finish spends about 14 us ranking the ~130 candidates of a B=1 Gaussian top-k 50 row, about 160
+# cycles a comparison); grouped, a key's chain is G times shorter.  The same answers (integer sums).
+RANK_RED_N = THREADS if SIMULATED else 1
+RANK_GT_SHIFT = 16  # rank_select counts the keys above a key in the high half of an int32, those equal in the low
+RANK_GT_ONE = 1 << RANK_GT_SHIFT
+
+
 @device_function
-def rank_select(buf, n_buf, lo, target, weighted, ref, hist):
+def rank_group_sum(v, g_size, red, f):
+    """Sum of ``v`` (int32 or int64) over this thread's group of ``g_size`` consecutive threads, valid in the
+    group's first thread (shuffles; under the simulator through ``red[f, :]``).  Every thread of the block calls
+    it."""
+    if WARP_AGGREGATE:
+        d = g_size // 2
+        while d > 0:
+            v += cuda.shfl_xor_sync(FULL_MASK, v, d)
+            d >>= 1
+        return v
+    tid = cuda.threadIdx.x
+    if g_size > 1:
+        red[f, tid] = v
+        cuda.syncthreads()
+        if tid % g_size == 0:
+            for o in range(1, g_size):
+                v += red[f, tid + o]
+        cuda.syncthreads()
+    return v
+
+
+@device_function
+def rank_select(buf, n_buf, lo, target, weighted, ref, hist, groups):
     """The answer of :func:`pivot_search` over ``buf[:n_buf]`` (every key ``> lo`` is there)
     without rounds, when at most ``RANK_MAX`` of its keys are live (``> lo``): the live keys and
     their weights are first packed into ``rank_k`` / ``rank_w`` (slots from a shared counter, in
-    any order: what follows is order-free), then each thread takes packed keys and counts, over the
-    packed keys, the weight ``C`` of those above it and how many equal it; the key ``z`` with
-    ``C(z) < target <= C(z) + #(== z) * w(z)`` is the boundary (``z* = min {tau : C(tau) <
-    target}``: only one key passes, and the threads holding it write the same values).  Keys ``<=
-    lo`` weigh nothing and are never above or equal to a live key, so leaving them out changes no
-    sum; integer sums, so the statistics are the search's bit for bit.  Returns ``(found, z*,
-    C(z*), #(== z*), #(> z*))``; ``found`` is 0 when more than ``RANK_MAX`` keys are live or none
-    passed (the invariant rules that out): the caller then runs the rounds."""
+    any order: what follows is order-free), then each key's group of threads (``groups``: as many
+    as fit, see ``RANK_RED_N``; else one) counts, over the packed keys, the weight ``C`` of those
+    above it and how many equal it; the key ``z`` with ``C(z) < target <= C(z) + #(== z) * w(z)``
+    is the boundary (``z* = min {tau : C(tau) < target}``: only one key passes, and the threads
+    holding it write the same values).  Keys ``<= lo`` weigh nothing and are never above or equal
+    to a live key, so leaving them out changes no sum; integer sums, so the statistics are the
+    search's bit for bit.  Returns ``(found, z*, C(z*), #(== z*), #(> z*))``; ``found`` is 0 when
+    more than ``RANK_MAX`` keys are live or none passed (the invariant rules that out): the caller
+    then runs the rounds."""
     _h_n, _h_lo, _h_hi, _h_min, _h_max, res, _ch_n, _ch_c, rank_w, rank_k, rank_n = hist
+    red = cuda.shared.array((2, RANK_RED_N), int64)
     tid = cuda.threadIdx.x
     if tid == 0:
         res[W_STOP] = 0
@@ -1093,21 +1129,37 @@ def rank_select(buf, n_buf, lo, target, weighted, ref, hist):
     cuda.syncthreads()
     n_live = int64(rank_n[0])
     if n_live <= RANK_MAX:
-        for i in range(tid, n_live, THREADS):
-            key = int64(rank_k[i])
+        g_max = WARP if WARP_AGGREGATE else RANK_RED_N
+        g_log = 0  # the group's size is 1 << g_log (shifts, not 64-bit divisions: registers)
+        while groups != 0 and (2 << g_log) <= g_max and (2 << g_log) * n_live <= THREADS:
+            g_log += 1
+        g_size = 1 << g_log
+        g = tid & (g_size - 1)
+        for i0 in range(0, n_live, THREADS >> g_log):  # the same trip count in every thread: whole warps
+            i = i0 + (tid >> g_log)
             c = int64(0)
-            n_gt = int64(0)
-            n_eq = int64(0)
-            for j in range(n_live):
-                other = int64(rank_k[j])
-                if other > key:
-                    c += rank_w[j]
-                    n_gt += 1
-                elif other == key:
-                    n_eq += 1
-            if c < target and c + n_eq * rank_w[i] >= target:
+            n_gt = int32(0)
+            key = uint32(0)
+            if i < n_live:
+                key = rank_k[i]
+                for j in range(g, n_live, g_size):
+                    other = rank_k[j]
+                    if other > key:
+                        n_gt += int32(RANK_GT_ONE)  # both counts in one word: one group sum (< 2**RANK_GT_SHIFT)
+                        if weighted:
+                            c += rank_w[j]
+                    elif other == key:
+                        n_gt += int32(1)
+            both = rank_group_sum(n_gt, g_size, red, 1)
+            n_eq = int64(both & (RANK_GT_ONE - 1))
+            n_gt = int64(both >> RANK_GT_SHIFT)
+            if weighted:  # the same in every thread
+                c = rank_group_sum(c, g_size, red, 0)
+            else:
+                c = n_gt
+            if i < n_live and g == 0 and c < target and c + n_eq * rank_w[i] >= target:
                 res[W_STOP] = 1
-                res[W_HI] = key
+                res[W_HI] = int64(key)
                 res[W_ABOVE] = c
                 res[W_N_EQ] = n_eq
                 res[W_CNT_ABOVE] = n_gt
@@ -1157,7 +1209,8 @@ def pivot_search(row, buf, in_buf, n_buf, cap, lo, cnt_lo, hi, target, weighted,
         # in a search of masses only with bit 4 too (option rank_weighted)
         if ((bins & 4) != 0 and (weighted == 0 or (bins & 16) != 0) and in_buf != 0
                 and cnt_lo <= (bins >> RANK_LIVE_SHIFT)):
-            found, z, above, n_eq, cnt_above = rank_select(buf, n_buf, lo, target, weighted, ref, hist)
+            found, z, above, n_eq, cnt_above = rank_select(buf, n_buf, lo, target, weighted, ref, hist,
+                                                           bins & 32)
             if found != 0:
                 return r, z, above, n_eq, cnt_above, in_buf, n_buf
         forced = hi - lo <= 1

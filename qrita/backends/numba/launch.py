@@ -69,6 +69,11 @@ WIDE_BUFFER = False
 # tells which of a k+p row's two stages loses (benchmarks/numba_ab.py --set rank_kp)
 RANK_SELECT = True
 RANK_LIVE = 256
+# options["rank_groups"]: rank_select shares a key's comparisons among up to a warp of threads (kernels.RANK_RED_N):
+# the same answers.  Why: the split path's finish at B = 1 and 4 spends most of its time ranking (H100, session 44
+# call 7: finish_split_kernel 19 us for top-k 50, 5 us of it its fixed cost, 44 us for k100+p0.9).  Written in
+# session 44 (branch next/numba-rank-groups), not yet measured on a GPU: numba_ab.py --set rank_groups.
+RANK_GROUPS = True
 # options["split_wide"]: on the split path, a top-p-only request's rows that miss take their first
 # SPLIT_WIDE_ROUNDS wide rounds, and the gather of their live keys, with every block of the row
 # (kernels.wide_hist_kernel / wide_pick_kernel) instead of the one block of the finish; the same
@@ -390,6 +395,7 @@ def _select_raw(req: Request, arrays):
         | (4 if req.options.get("rank_select", RANK_SELECT) else 0)
         | (8 if req.options.get("two_cuts", TWO_CUTS) else 0)
         | (16 if req.options.get("rank_weighted", True) else 0)
+        | (32 if req.options.get("rank_groups", RANK_GROUPS) else 0)
         | (rank_live << kern.RANK_LIVE_SHIFT),
     )
     thr = arrays.empty(B, dtype)
