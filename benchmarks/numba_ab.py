@@ -26,8 +26,9 @@ counts; top-k 50, bf16 and fp32, B = 16, 64, 256, 1024), ``cut_long`` (``cut_spl
 B = 64, where ``cut_in_mask`` shadows it), ``split_waves`` (the automatic split's ceiling / floor of
 2 * SMs / B blocks a row; top-k 50 at B = 16, 32, 64, 100, top-p 0.9 and k100+p0.9 at B = 16 and 64), ``small_b``
 (the automatic split, 16 blocks a row at V = 131072 (``SPLIT_MIN_ENTRIES``), against 32 and 64; B = 1 and 4),
-``rank_groups`` (``rank_select`` a thread a key / a group of threads a key; top-k 50 and k100+p0.9 at B = 1, 4, 16,
-1024, top-p 0.9 at B = 1 and 16).
+``rank_groups`` (``rank_select`` a thread a key / a group of threads a key / that and ``kp_mass``, the top-p stage
+of a k+p row summing its mass in one block sum; top-k 50 and k100+p0.9 at B = 1, 4, 16, 1024, top-p 0.9 at B = 1
+and 16).
 Written as
 ``docs/bench/next-numba-rank/ab.py`` for session 27, whose calls ran the first two (``--wide`` then;
 ``docs/bench/h100-2026-12-05/session27/``).
@@ -103,7 +104,9 @@ SETS = {
     "small_b": ({"auto": {}, "s32": {"split": 32}, "s64": {"split": 64}},
                 [(d, B, k, p) for B in (1, 4) for k, p in ((50, None), (None, 0.9), (100, 0.9)) for d in DISTS],
                 {}, False),
-    "rank_groups": ({"single": {"rank_groups": False}, "groups": {"rank_groups": True}},
+    "rank_groups": ({"single": {"rank_groups": False, "kp_mass": False},
+                     "groups": {"rank_groups": True, "kp_mass": False},
+                     "kp_mass": {"rank_groups": True, "kp_mass": True}},
                     [(d, B, k, p) for B in (1, 4, 16, 1024) for k, p in ((50, None), (100, 0.9)) for d in DISTS]
                     + [(d, B, None, 0.9) for B in (1, 16) for d in ("llm", "gaussian")],
                     {}, False),

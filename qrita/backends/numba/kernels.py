@@ -862,6 +862,24 @@ def pivot_pass(row, buf, in_buf, n_items, taus, weighted, ref, acc, r, stats):
 
 
 @device_function
+def mass_above_buf(buf, n_buf, z, ref, acc, r):
+    """``(r, mass)``: the fixed-point top-p weight of the keys ``> z`` of ``buf[:n_buf]``, :func:`pivot_pass`'s
+    ``c[0]`` for the pivots ``(z, BIG, ...)`` over the buffer, as one block sum where that pass takes
+    ``4 * NUM_PIVOTS`` (each a 64-bit shared atomic a warp, sixteen warps on one slot) and two barriers: the
+    same integer sum.  For the top-p stage of a k+p row (option ``kp_mass``, bins bit 64), which reads
+    only that mass."""
+    m = int64(0)
+    for i in range(cuda.threadIdx.x, n_buf, THREADS):
+        key = int64(buf[i])
+        if key > z:
+            m += weight_of(key, ref)
+    at = (r % 3) * NS
+    block_add(acc, at, m)
+    r = end_pass(acc, r)
+    return r, acc[at]
+
+
+@device_function
 def wide_add(hist, m, key, w, weighted):
     """Key ``key`` (weight ``w``) into bin ``m`` of a wide round: its count, its mass as two
     32-bit words (the carry of the low word's atomic add goes into the high word: exact, and no
@@ -1344,11 +1362,15 @@ def finish_row(row, b, K, p, p_mode, ties_all, cut_key, scan, z_total, cand_mass
             n_items = row[3]
             if in_buf != 0:
                 n_items = n_buf
-            r = pivot_pass(row, buf, in_buf, n_items, taus, 1, ref, acc, r, stats)
+            if in_buf != 0 and (bins & 64) != 0:  # option kp_mass: the one sum this needs
+                r, mass_above = mass_above_buf(buf, n_buf, z, ref, acc, r)
+            else:
+                r = pivot_pass(row, buf, in_buf, n_items, taus, 1, ref, acc, r, stats)
+                mass_above = c[0]
             w_z = weight_of(z, ref)
-            target = topp_target(p, c[0] + nt * w_z)
-            if c[0] < target:  # the boundary is the top-k boundary group itself
-                nt = topp_ties(target, c[0], w_z, nt, ties_all)
+            target = topp_target(p, mass_above + nt * w_z)
+            if mass_above < target:  # the boundary is the top-k boundary group itself
+                nt = topp_ties(target, mass_above, w_z, nt, ties_all)
                 count = above + nt
                 break
             lo = z

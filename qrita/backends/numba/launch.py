@@ -74,6 +74,11 @@ RANK_LIVE = 256
 # call 7: finish_split_kernel 19 us for top-k 50, 5 us of it its fixed cost, 44 us for k100+p0.9).  Written in
 # session 44 (branch next/numba-rank-groups), not yet measured on a GPU: numba_ab.py --set rank_groups.
 RANK_GROUPS = True
+# options["kp_mass"]: the top-p stage of a k+p row whose top-k survivors are in the candidate buffer sums their mass
+# in one block sum (kernels.mass_above_buf) instead of a 3-pivot pass's twelve (64-bit shared atomics a warp, sixteen
+# warps on a slot); the same answers.  Written in session 44 with rank_groups (same branch), not yet measured on a
+# GPU: numba_ab.py --set rank_groups (its third variant).
+KP_MASS = True
 # options["split_wide"]: on the split path, a top-p-only request's rows that miss take their first
 # SPLIT_WIDE_ROUNDS wide rounds, and the gather of their live keys, with every block of the row
 # (kernels.wide_hist_kernel / wide_pick_kernel) instead of the one block of the finish; the same
@@ -396,6 +401,7 @@ def _select_raw(req: Request, arrays):
         | (8 if req.options.get("two_cuts", TWO_CUTS) else 0)
         | (16 if req.options.get("rank_weighted", True) else 0)
         | (32 if req.options.get("rank_groups", RANK_GROUPS) else 0)
+        | (64 if req.options.get("kp_mass", KP_MASS) else 0)
         | (rank_live << kern.RANK_LIVE_SHIFT),
     )
     thr = arrays.empty(B, dtype)
