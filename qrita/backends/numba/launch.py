@@ -72,12 +72,14 @@ RANK_LIVE = 256
 # options["rank_groups"]: rank_select shares a key's comparisons among up to a warp of threads (kernels.RANK_RED_N):
 # the same answers.  Why: the split path's finish at B = 1 and 4 spends most of its time ranking (H100, session 44
 # call 7: finish_split_kernel 19 us for top-k 50, 5 us of it its fixed cost, 44 us for k100+p0.9).  Written in
-# session 44 (branch next/numba-rank-groups), not yet measured on a GPU: numba_ab.py --set rank_groups.
+# session 44, on since session 45: numba_ab.py --set rank_groups on an H100 (docs/bench/h100-2026-12-07/session45/
+# call1), the same bits in all 30 cases, none slower: masked top-k 50 B=1 34.5 -> 31.6 us, k100+p0.9 B=1 57.9 -> 48.3,
+# B=16 76.0 -> 66.2, top-k 50 B=1024 840.7 -> 818.9.
 RANK_GROUPS = True
 # options["kp_mass"]: the top-p stage of a k+p row whose top-k survivors are in the candidate buffer sums their mass
 # in one block sum (kernels.mass_above_buf) instead of a 3-pivot pass's twelve (64-bit shared atomics a warp, sixteen
-# warps on a slot); the same answers.  Written in session 44 with rank_groups (same branch), not yet measured on a
-# GPU: numba_ab.py --set rank_groups (its third variant).
+# warps on a slot); the same answers.  Written in session 44, on since session 45 (numba_ab.py --set rank_groups,
+# its third variant, H100): masked k100+p0.9 B=1 48.3 -> 46.1 us, B=16 66.2 -> 63.7, B=1024 1013.1 -> 999.8 (LLM-like).
 KP_MASS = True
 # options["split_wide"]: on the split path, a top-p-only request's rows that miss take their first
 # SPLIT_WIDE_ROUNDS wide rounds, and the gather of their live keys, with every block of the row
