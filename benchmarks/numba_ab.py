@@ -19,12 +19,10 @@ then 10, 20, 40; top-k 50 and top-p 0.9 at B=64 and 16), ``rank_live``
 keys are live; top-k and k+p at B = 16, two cases at 1024), ``fold`` (``split_wide_fold`` off / on; top-p
 0.9 at B = 16 and 1), ``pairs`` (bf16 rows read two entries a 4-byte load, off / on / on but for the
 one-block-a-row select kernel: top-k 50 at B = 64
-and 1024, top-p 0.9 and k100+p0.9 at B = 64, 1024, 16), ``cut_split`` (the cut index from the row's start /
-from its segment), ``cut_in_mask`` (the cut index kernel / the mask blocks settling the cut from their spans'
-counts; top-k 50, bf16 and fp32, B = 16, 64, 256, 1024), ``cut_long`` (``cut_split`` off / on with
-``cut_in_mask`` on: top-k 50 on rows of 2**19 at B = 34, 48, 66, where only ``cut_split`` applies, and at V = 131072,
-B = 64, where ``cut_in_mask`` shadows it), ``split_waves`` (the automatic split's ceiling / floor of
-2 * SMs / B blocks a row; top-k 50 at B = 16, 32, 64, 100, top-p 0.9 and k100+p0.9 at B = 16 and 64), ``small_b``
+and 1024, top-p 0.9 and k100+p0.9 at B = 64, 1024, 16), ``cut_in_mask`` (the cut index kernel / the mask
+blocks settling the cut from their spans' counts; top-k 50, bf16 and fp32, B = 16, 64, 256, 1024),
+``split_waves`` (the automatic split's ceiling / floor of 2 * SMs / B blocks a row; top-k 50 at B = 16, 32, 64,
+100, top-p 0.9 and k100+p0.9 at B = 16 and 64), ``small_b``
 (the automatic split, 16 blocks a row at V = 131072 (``SPLIT_MIN_ENTRIES``), against 32 and 64; B = 1 and 4),
 ``rank_groups`` (``rank_select`` a thread a key / a group of threads a key / that and ``kp_mass``, the top-p stage
 of a k+p row summing its mass in one block sum; top-k 50 and k100+p0.9 at B = 1, 4, 16, 1024, top-p 0.9 at B = 1
@@ -82,15 +80,6 @@ SETS = {
               [(d, B, 50, None, "bf16") for B in (64, 1024) for d in DISTS]
               + [("llm", B, k, p, "bf16") for B in (64, 1024, 16) for k, p in ((None, 0.9), (100, 0.9))],
               {}, False),
-    "cut_split": ({"row": {"cut_split": False}, "segments": {"cut_split": True}},
-                  [(d, B, 50, None, dt) for dt in ("bf16", "fp32") for B in (64, 256, 1024) for d in DISTS]
-                  + [("llm", 16, 50, None, "bf16"), ("llm", 64, 100, 0.9, "bf16")],
-                  {}, False),
-    "cut_long": ({"row": {"cut_split": False}, "segments": {"cut_split": True}},
-                 [(d, B, 50, None, dt, 1 << 19) for dt in ("fp32", "bf16") for B in (34, 48, 66)
-                  for d in ("llm", "gaussian")]
-                 + [("llm", 64, 50, None, dt) for dt in ("fp32", "bf16")],
-                 {}, False),
     "cut_in_mask": ({"index": {"cut_in_mask": False}, "in_mask": {"cut_in_mask": True}},
                     [(d, B, 50, None, dt) for dt in ("bf16", "fp32") for B in (16, 64, 256, 1024)
                      for d in ("llm", "gaussian")]

@@ -516,29 +516,22 @@ def test_fused_mask_cut_settled_by_the_search_or_found_in_the_row(rng, dtype):
 
 @sim
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
-@pytest.mark.parametrize("mode", ["row", "segments", "in_mask", "in_mask_words"])
+@pytest.mark.parametrize("mode", ["row", "in_mask", "in_mask_words"])
 def test_fused_mask_cut_found_groups_into_the_row(rng, dtype, mode, monkeypatch):
     """``cut_index_kernel`` counts the entries equal to the threshold a group of chunks at a time (in
     the simulator a chunk is 32 entries, a group 2048) and scans one chunk in index order: the cut of
     the boundary group found in the second and third groups, just past a group's edge, in the row's
     tail (V not a multiple of a chunk), in a row of one value and in rows of a few; or, with option
-    ``cut_groups`` off, every chunk scanned: Selection.apply's bits, both tie rules.  ``segments``:
-    the rows are split into segments of 256 entries (option ``cut_split``, 20 segments a row: the
-    simulator's 2 SMs given 64 blocks each), counted by ``cut_count_kernel`` first, so that the cut
-    index starts in the segment that holds the wanted entry, the last one (the row's tail) included; with
-    V even, so that 16-bit rows are read as words (option ``pairs``) by both kernels.  ``in_mask`` (option
+    ``cut_groups`` off, every chunk scanned: Selection.apply's bits, both tie rules.  ``in_mask`` (option
     ``cut_in_mask``): no cut index kernel; the mask blocks settle the cut from ``cut_count_kernel``'s counts of
     their spans (32 entries in the simulator, 64 for words: ``in_mask_words``, V even), the block that holds the
     cut scanning its span."""
     from qrita.backends.numba import launch
 
-    split = mode == "segments"
     in_mask = mode.startswith("in_mask")
-    monkeypatch.setattr(launch, "CUT_SPLIT", split)
-    monkeypatch.setattr(launch, "CUT_SPLIT_BLOCKS", 64)
     monkeypatch.setattr(launch, "CUT_IN_MASK", in_mask)
     monkeypatch.setattr(launch, "CUT_IN_MASK_SPANS_PER_SM", 10**6)  # every B (the simulator's 2 SMs)
-    V = 5002 if mode in ("segments", "in_mask_words") else 5003
+    V = 5002 if mode == "in_mask_words" else 5003
     x = np.full((5, V), 1.0)  # row 0: one value, k cuts it in the third group
     x[1] = np.round(rng.standard_normal(V))  # a few values: large groups everywhere
     x[2] = -1.0

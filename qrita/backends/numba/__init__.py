@@ -43,11 +43,11 @@ class NumbaBackend(Backend):
     option_names = frozenset({"truncation", "split", "capacity", "fused_mask", "wide_miss", "wide_buffer",
                               "rank_select", "split_wide", "split_wide_rounds", "two_cuts",
                               "rank_weighted", "split_wide_fold", "rank_live", "cut_groups",
-                              "mask_loads", "pairs", "pairs_select", "cut_split",
-                              "cut_in_mask", "split_waves", "rank_groups", "kp_mass"})
+                              "mask_loads", "pairs", "pairs_select", "cut_in_mask", "split_waves", "rank_groups",
+                              "kp_mass"})
     flag_options = frozenset({"truncation", "fused_mask", "wide_miss", "wide_buffer", "rank_select", "split_wide",
                               "two_cuts", "rank_weighted", "split_wide_fold", "cut_groups", "mask_loads",
-                              "pairs", "pairs_select", "cut_split", "cut_in_mask",
+                              "pairs", "pairs_select", "cut_in_mask",
                               "split_waves", "rank_groups", "kp_mass"})
 
     def __init__(self) -> None:

@@ -1860,13 +1860,11 @@ def cut_scan_chunk(row, start, thr_key, want, seen, flags, found):
 def cut_count_kernel(x, stride_b, stride_v, V, fmt, thr_bits, cut_idx, seg, seg_count):
     """Grid ``(B, segments)``: ``seg_count[b, s]``, the number of row ``b``'s entries equal to the
     threshold in segment ``s`` (entries ``[s * seg, (s + 1) * seg)``), for the rows :func:`finish_row` left
-    at ``CUT_SCAN``, so that :func:`cut_index_kernel` reads one segment of the row instead of the row up to
-    the wanted entry (option ``cut_split``: ``seg`` a multiple of ``THREADS * CUT_KEYS``), or so that each
-    block of :func:`mask_kernel` settles its own cut (option ``cut_in_mask``: ``seg`` the mask block's span;
-    for unpaired entries, ``THREADS * MASK_ITEMS``, it is shorter than ``THREADS * CUT_KEYS`` and the whole
-    segment takes the tail loop, a load at a time).  Why: at small B the cut index's one block a row left the
-    GPU mostly idle (H100, session 38: 29.1 of 126 us of bf16 masking at B=64).  The counts are order-free:
-    one shared atomic a thread that saw any."""
+    at ``CUT_SCAN``, so that each block of :func:`mask_kernel` settles its own cut (option ``cut_in_mask``:
+    ``seg`` the mask block's span; for unpaired entries, ``THREADS * MASK_ITEMS``, it is shorter than
+    ``THREADS * CUT_KEYS`` and the whole segment takes the tail loop, a load at a time).  Why: at small B the
+    cut index's one block a row left the GPU mostly idle (H100, session 38: 29.1 of 126 us of bf16 masking at
+    B=64).  The counts are order-free: one shared atomic a thread that saw any."""
     b = cuda.blockIdx.x
     if cut_idx[b] != CUT_SCAN:  # block-uniform
         return
@@ -1900,7 +1898,7 @@ def cut_count_kernel(x, stride_b, stride_v, V, fmt, thr_bits, cut_idx, seg, seg_
 
 
 @kernel
-def cut_index_kernel(x, stride_b, stride_v, V, fmt, thr_bits, nties, cut_idx, sequential, seg, seg_count):
+def cut_index_kernel(x, stride_b, stride_v, V, fmt, thr_bits, nties, cut_idx, sequential):
     """One block per row: the index of the ``nties``-th entry equal to the threshold, in
     index order, where :func:`finish_row` left ``CUT_SCAN`` in ``cut_idx`` (it settles
     the rows whose boundary group is kept whole, or not at all, without reading them).
@@ -1912,10 +1910,7 @@ def cut_index_kernel(x, stride_b, stride_v, V, fmt, thr_bits, nties, cut_idx, se
     holds the wanted entry, the same one in every thread, and only that chunk is scanned in index
     order (:func:`cut_scan_chunk`).  Session 28 (H100) measured the kernel before it, a scan of one
     chunk after another, at 65 us of a 179 us bf16 masking at B=64; ``sequential`` (option
-    ``cut_groups`` off) still runs it, for the A/B.  With ``seg > 0`` (option ``cut_split``),
-    :func:`cut_count_kernel` has counted the equal entries of each segment of ``seg`` entries
-    (``seg_count[b, s]``): the block starts at the segment that holds the wanted entry and reads
-    that segment only.  Shared-memory only (simulator-runnable)."""
+    ``cut_groups`` off) still runs it, for the A/B.  Shared-memory only (simulator-runnable)."""
     b = cuda.blockIdx.x
     if cut_idx[b] != CUT_SCAN:  # block-uniform
         return
@@ -1935,20 +1930,6 @@ def cut_index_kernel(x, stride_b, stride_v, V, fmt, thr_bits, nties, cut_idx, se
     seen = int64(0)  # equal entries before this group (the same in every thread)
     g0 = int64(0)
     lim = int64(V)  # the end of what the block reads
-    if seg > 0:  # the segment that holds the wanted entry, from the segments' counts (block-uniform)
-        at = int64(-1)
-        for s in range(seg_count.shape[1]):
-            n = seg_count[b, s]
-            if at < 0:
-                if seen + n >= want:
-                    at = s
-                else:
-                    seen += n
-        if at >= 0:
-            g0 = at * seg
-            lim = min(lim, g0 + seg)
-        else:  # not reached (the counts hold the wanted entry): the whole row, from its start
-            seen = 0
     if sequential != 0:  # every chunk scanned in index order, one after another
         while g0 < lim:  # block-uniform condition
             seen += cut_scan_chunk(row, g0, thr_key, want, seen, flags, found)

@@ -117,18 +117,7 @@ TWO_CUTS = True
 # (docs/bench/h200-2026-12-05/session29/ calls 1-2, the same bits 12/12): that cut index 62.7 -> 32.7 us,
 # bf16 B=64 masked 169.3 -> 139.5 us (LLM-like), 164.6 -> 139.1 (Gaussian), the other cases within 1 %
 CUT_GROUPS = True
-# options["cut_split"]: before the cut index, cut_count_kernel counts each row's entries equal to the threshold
-# in segments (about CUT_SPLIT_BLOCKS blocks an SM over the rows, cut_segment), so that cut_index_kernel's one
-# block a row reads the segment that holds the wanted entry instead of the row up to it; the same answers.
-# Why: at B=64 the one-block-a-row cut index left most SMs idle (H100 profile, session 38: 29.1 of 126 us of
-# bf16 masking, LLM-like top-k 50); at B > CUT_SPLIT_BLOCKS * SMs / CUT_SPLIT_MIN_SEGMENTS no row splits.
-CUT_SPLIT = True
-CUT_SPLIT_BLOCKS = 4
-# ... and only where a row gets at least CUT_SPLIT_MIN_SEGMENTS segments (B <= 66 on 132 SMs).  Why: the count is
-# a read of the whole row more; H100 A/B (session 43, bf16 LLM-like top-k 50 masking, graph medians): B=16 79.8 ->
-# 71.8 us (33 segments), B=64 121.0 -> 118.1 (8), but B=128 161.1 -> 165.2 (4) and B=256 227.8 -> 240.5 (2).
-CUT_SPLIT_MIN_SEGMENTS = 8
-SIMULATED_SMS = 2  # the SM count cut_segment assumes under the simulator
+SIMULATED_SMS = 2  # the SM count sm_count gives under the simulator
 # options["cut_in_mask"]: no cut_index_kernel: cut_count_kernel counts the entries equal to the threshold of each
 # mask block's span, and the mask block of a row whose cut must be found settles its own cut from
 # the counts of the spans before it (kernels.mask_block_cut); the one block that holds the cut scans its span.
@@ -138,6 +127,10 @@ SIMULATED_SMS = 2  # the SM count cut_segment assumes under the simulator
 # and reads every row whole.  H100 A/B (docs/bench/h100-2026-12-07/session43/ call 7, top-k 50 masked, the same
 # bits 19/19, index -> in mask): bf16 LLM-like B=16 70.5 -> 61.7 us, B=64 118.6 -> 106.7, B=128 163.2 -> 155.7,
 # B=256 238.0 -> 227.3, but B=1024 811.9 -> 840.3; fp32 B=64 104.9 -> 104.0, B=256 222.4 -> 229.3 (8192 spans).
+# Beyond that the cut index kernel reads each row from its start: session 43's option cut_split (the row's equal
+# entries counted in segments first, where a row got 8 or more) is gone since session 45: under cut_in_mask it
+# applied only to long rows (V = 2**19 at B 34-66), where it measured level in bf16 and 1-2 us slower in fp32
+# (H100, docs/bench/h100-2026-12-07/session45/ call 2, numba_ab.py --set cut_long, the same bits 14/14).
 CUT_IN_MASK = True
 CUT_IN_MASK_SPANS_PER_SM = 32
 # options["mask_loads"]: mask_kernel loads a thread's MASK_ITEMS entries back to back before it writes any;
@@ -339,21 +332,6 @@ def choose_splits(req: Request, arrays: _DeviceArrays, forced: int) -> int:
     return max(1, min(MAX_SPLITS, per_row, req.V // SPLIT_MIN_ENTRIES))
 
 
-def cut_segment(req: Request, arrays: _DeviceArrays) -> int:
-    """Entries a segment of ``cut_count_kernel`` (a multiple of its span, ``THREADS * CUT_KEYS``), such that
-    the B rows' segments are about ``CUT_SPLIT_BLOCKS`` blocks an SM; 0 where a row would not have two
-    (large B, short rows, or the option ``cut_split`` off): the cut index then reads the row from its start."""
-    if not req.options.get("cut_split", CUT_SPLIT) or req.B == 0:
-        return 0
-    per_row = CUT_SPLIT_BLOCKS * sm_count(arrays) // req.B
-    if per_row < max(2, CUT_SPLIT_MIN_SEGMENTS):
-        return 0
-    span = kern.THREADS * kern.CUT_KEYS
-    seg = -(-req.V // per_row)
-    seg = -(-seg // span) * span
-    return seg if seg < req.V else 0
-
-
 def paired(arrays: _DeviceArrays, req: Request, flat, stride_b: int, stride_v: int):
     """The int32 words over a row buffer (``flat_bits``) whose rows pair (``kernels.paired_buffer``: 16-bit entries,
     even row length, unit stride, rows at even offsets of a 4-byte aligned buffer), else None (also with the
@@ -490,23 +468,22 @@ def run_mask(req: Request, mask_value: float, out):
             nties_v = arrays.vector(nties)
             in_mask = (req.options.get("cut_in_mask", CUT_IN_MASK) and sequential == 0
                        and B * n_blocks <= CUT_IN_MASK_SPANS_PER_SM * sm_count(arrays))
-            seg = per_block if in_mask else cut_segment(req, arrays)  # in_mask: a segment a mask block
-            n_seg = -(-V // seg) if seg else 1
-            seg_count = arrays.scratch((B, n_seg) if seg else (1, 1), "int64")
-            if seg:
-                kern.cut_count_kernel[(B, n_seg), kern.THREADS, stream](
+            seg = per_block if in_mask else 0  # in_mask: the equal entries of each mask block's span counted
+            seg_count = arrays.scratch((B, n_blocks) if in_mask else (1, 1), "int64")
+            if in_mask:
+                kern.cut_count_kernel[(B, n_blocks), kern.THREADS, stream](
                     x_cut, sb, sv, V, fmt, thr_bits, cut, seg, seg_count
                 )
-            if not in_mask:
+            else:
                 kern.cut_index_kernel[B, kern.THREADS, stream](
-                    x_cut, sb, sv, V, fmt, thr_bits, nties_v, cut, sequential, seg, seg_count
+                    x_cut, sb, sv, V, fmt, thr_bits, nties_v, cut, sequential
                 )
             if t_words is not None:  # the mask reads and writes words (its loads back to back)
                 x, t_flat = x_words, t_words
             write_in_place = 1 if target is req.logits else 0
             kern.mask_kernel[(B, n_blocks), kern.THREADS, stream](
                 x, sb, sv, V, fmt, t_flat, tb, tv, write_in_place, thr_bits, cut, fill_bits(mask_value, dtype),
-                loads_first, nties_v, seg if in_mask else 0, seg_count,
+                loads_first, nties_v, seg, seg_count,
             )
     if not arrays.simulated:
         return target
