@@ -26,7 +26,8 @@ blocks settling the cut from their spans' counts; top-k 50, bf16 and fp32, B = 1
 (the automatic split, 16 blocks a row at V = 131072 (``SPLIT_MIN_ENTRIES``), against 32 and 64; B = 1 and 4),
 ``rank_groups`` (``rank_select`` a thread a key / a group of threads a key / that and ``kp_mass``, the top-p stage
 of a k+p row summing its mass in one block sum; top-k 50 and k100+p0.9 at B = 1, 4, 16, 1024, top-p 0.9 at B = 1
-and 16).
+and 16), ``kp_rank`` (a k+p row's two searches / one ranking; k100+p0.9 at B = 1, 4, 16, 1024, bf16 at B = 1 and 64,
+k50+p0.5 at B = 1, top-k 50 alone at B = 1 as a control).
 Written as
 ``docs/bench/next-numba-rank/ab.py`` for session 27, whose calls ran the first two (``--wide`` then;
 ``docs/bench/h100-2026-12-05/session27/``).
@@ -99,6 +100,10 @@ SETS = {
                     [(d, B, k, p) for B in (1, 4, 16, 1024) for k, p in ((50, None), (100, 0.9)) for d in DISTS]
                     + [(d, B, None, 0.9) for B in (1, 16) for d in ("llm", "gaussian")],
                     {}, False),
+    "kp_rank": ({"two": {"kp_rank": False}, "one": {"kp_rank": True}},
+                [(d, B, 100, 0.9) for B in (1, 4, 16, 1024) for d in DISTS]
+                + [("llm", B, 100, 0.9, "bf16") for B in (1, 64)] + [("llm", 1, 50, 0.5), ("gaussian", 1, 50, None)],
+                {}, False),
     "fold": ({"picks": {"split_wide_fold": False}, "folded": {"split_wide_fold": True}},
              [(d, B, None, 0.9) for B in (16, 1) for d in DISTS],
              {"split": 3, "capacity": 9}, False),

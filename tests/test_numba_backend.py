@@ -245,7 +245,7 @@ def test_rank_select_gives_the_pivot_rounds_bits(dtype, ties, rng):
     """A search over a candidate buffer with few live keys ranks them in one pass (``rank_select``,
     on by default; ``rank_live``: 3-pivot rounds until at most that many keys are live; ``rank_groups``: a group of
     threads a key, here where at most 2 keys are live, as with ``rank_live`` 1; ``kp_mass``: the top-p stage of a k+p
-    row sums the survivors' mass in one block sum) instead of
+    row sums the survivors' mass in one block sum; ``kp_rank``: both stages of a k+p row from one ranking) instead of
     taking 3-pivot rounds to the end: the same answer, bit for bit,
     and the oracle's, on adversarial rows (ties, +-inf, NaN, few distinct values) with per-row and
     scalar k and p (top-k, top-p over the whole row, top-p over the top-k survivors), buffers that
@@ -261,6 +261,7 @@ def test_rank_select_gives_the_pivot_rounds_bits(dtype, ties, rng):
         same_bits(run(x, kk, pp, ties, **options), rounds)  # the default: on, rank_live = RANK_MAX here
         same_bits(run(x, kk, pp, ties, rank_select=True, rank_weighted=False, **options), rounds)
         same_bits(run(x, kk, pp, ties, rank_groups=False, kp_mass=False, **options), rounds)  # a thread a key
+        same_bits(run(x, kk, pp, ties, kp_rank=False, **options), rounds)  # a k+p row's two searches
         live = (1, 5, 17)[(case + o) % 3]  # rounds until at most this many keys are live (rotated over the cases)
         same_bits(run(x, kk, pp, ties, rank_live=live, **options), rounds)
         check(x, kk, pp, ties, rounds)
@@ -719,8 +720,8 @@ def test_gpu_wide_miss_rounds_give_the_three_pivot_bits(dtype):
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 def test_gpu_rank_groups_give_the_single_thread_bits(dtype):
     """On the GPU (shuffles; the simulator sums a group through shared memory): ``rank_select`` with a group of
-    threads a key and the k+p rows' one mass sum (``kp_mass``) and with one thread a key and the 3-pivot mass pass
-    give the same bits, and the oracle's, at V=131072 on the split path
+    threads a key, the k+p rows' one mass sum (``kp_mass``) and their one ranking (``kp_rank``), and with one thread
+    a key, the 3-pivot mass pass and two searches give the same bits, and the oracle's, at V=131072 on the split path
     (B=10: the finish) and the one-block path (``split`` 1): top-k, top-p over the top-k survivors, per-row and
     scalar requests, ties kept whole and cut."""
     V = 131072
@@ -731,7 +732,7 @@ def test_gpu_rank_groups_give_the_single_thread_bits(dtype):
         for ties in TIES:
             for options in ({}, {"split": 1}):
                 groups = run(x, kk, pp, ties, rank_groups=True, kp_mass=True, **options)
-                same_bits(groups, run(x, kk, pp, ties, rank_groups=False, kp_mass=False, **options))
+                same_bits(groups, run(x, kk, pp, ties, rank_groups=False, kp_mass=False, kp_rank=False, **options))
                 check_rows(x, kk, pp, ties, groups, range(x.shape[0]))
 
 

@@ -1192,6 +1192,109 @@ def rank_select(buf, n_buf, lo, target, weighted, ref, hist, groups):
 
 
 @device_function
+def rank_select_kp(buf, n_buf, lo, k_target, p, ties_all, ref, hist, groups):
+    """Both stages of a k+p row from one ranking (option ``kp_rank``, bins bit 128): over ``buf[:n_buf]``
+    (every key ``> lo`` is there, at most ``RANK_MAX`` of them live), each live key's group of threads counts
+    the keys above it and equal to it, as :func:`rank_select` does, and sums the weight of those above it too.
+    The top-k boundary ``z_k`` is the key with ``#(> z_k) < k_target <= #(>= z_k)``.  The top-p stage then
+    needs ``C(tau)``, the weight above ``tau``, only for ``tau >= z_k``, whose keys above are all top-k
+    survivors: the ranking's sums are that stage's statistics as they are, so the key with ``C(z) < target
+    <= C(z) + #(== z) * w(z)`` among the keys ``> z_k`` is its boundary, found in one more pass over the
+    ranked keys instead of a second search (integer sums: the bits of the two searches).  Returns ``(found,
+    z, num_ties, count, #(== z))``, what :func:`finish_row`'s stages leave; ``found`` 0 where more than
+    ``RANK_MAX`` keys are live or no key passed (the invariants rule that out): the caller then searches."""
+    _h_n, _h_lo, _h_hi, _h_min, _h_max, res, _ch_n, _ch_c, rank_w, rank_k, rank_n = hist
+    red = cuda.shared.array((2, RANK_RED_N), int64)
+    rank_c = cuda.shared.array(RANK_MAX, int64)  # per packed key: the weight of the keys above it
+    rank_b = cuda.shared.array(RANK_MAX, int32)  # and both counts (above, equal) in one word
+    tid = cuda.threadIdx.x
+    if tid == 0:
+        res[W_STOP] = 0
+        rank_n[0] = 0
+    cuda.syncthreads()
+    for i in range(tid, n_buf, THREADS):
+        key = int64(buf[i])
+        if key > lo:
+            slot = cuda.atomic.add(rank_n, 0, uint32(1))
+            if slot < RANK_MAX:
+                rank_k[slot] = buf[i]
+                rank_w[slot] = weight_of(key, ref)
+    cuda.syncthreads()
+    n_live = int64(rank_n[0])
+    if n_live <= RANK_MAX:
+        g_max = WARP if WARP_AGGREGATE else RANK_RED_N
+        g_log = 0
+        while groups != 0 and (2 << g_log) <= g_max and (2 << g_log) * n_live <= THREADS:
+            g_log += 1
+        g_size = 1 << g_log
+        g = tid & (g_size - 1)
+        for i0 in range(0, n_live, THREADS >> g_log):  # the same trip count in every thread: whole warps
+            i = i0 + (tid >> g_log)
+            c = int64(0)
+            n_gt = int32(0)
+            key = uint32(0)
+            if i < n_live:
+                key = rank_k[i]
+                for j in range(g, n_live, g_size):
+                    other = rank_k[j]
+                    if other > key:
+                        n_gt += int32(RANK_GT_ONE)
+                        c += rank_w[j]
+                    elif other == key:
+                        n_gt += int32(1)
+            both = rank_group_sum(n_gt, g_size, red, 1)
+            c = rank_group_sum(c, g_size, red, 0)
+            if i < n_live and g == 0:
+                rank_c[i] = c
+                rank_b[i] = both
+                n_eq = int64(both & (RANK_GT_ONE - 1))
+                n_above = int64(both >> RANK_GT_SHIFT)
+                if n_above < k_target and n_above + n_eq >= k_target:
+                    res[W_STOP] = 1
+                    res[W_HI] = int64(key)
+                    res[W_ABOVE] = c
+                    res[W_N_EQ] = n_eq
+                    res[W_CNT_ABOVE] = n_above
+    cuda.syncthreads()
+    found = res[W_STOP]
+    z = res[W_HI]
+    mass = res[W_ABOVE]
+    n_eq = res[W_N_EQ]
+    above = res[W_CNT_ABOVE]
+    cuda.syncthreads()  # res is read before it is written again
+    nt = int64(0)
+    if found != 0:  # block-uniform
+        nt = topk_num_ties(k_target, above, n_eq, ties_all)
+        w_z = weight_of(z, ref)
+        target = topp_target(p, mass + nt * w_z)
+        if mass < target:  # the boundary is the top-k boundary group itself
+            nt = topp_ties(target, mass, w_z, nt, ties_all)
+        else:  # the boundary lies above the top-k group: the ranked key that passes
+            if tid == 0:
+                res[W_STOP] = 0
+            cuda.syncthreads()
+            for i in range(tid, n_live, THREADS):
+                kk = int64(rank_k[i])
+                ck = rank_c[i]
+                n_k = int64(rank_b[i] & (RANK_GT_ONE - 1))
+                if kk > z and ck < target and ck + n_k * rank_w[i] >= target:
+                    res[W_STOP] = 1
+                    res[W_HI] = kk
+                    res[W_ABOVE] = ck
+                    res[W_N_EQ] = n_k
+                    res[W_CNT_ABOVE] = int64(rank_b[i] >> RANK_GT_SHIFT)
+            cuda.syncthreads()
+            found = res[W_STOP]
+            z = res[W_HI]
+            mass = res[W_ABOVE]
+            n_eq = res[W_N_EQ]
+            above = res[W_CNT_ABOVE]
+            nt = topp_ties(target, mass, weight_of(z, ref), n_eq, ties_all)
+            cuda.syncthreads()  # res is read before anything writes it again
+    return found, z, nt, above + nt, n_eq
+
+
+@device_function
 def pivot_search(row, buf, in_buf, n_buf, cap, lo, cnt_lo, hi, target, weighted, ref, acc, r, taus, stats, hist,
                  bins):
     """The state machine of ``qrita.core.search.search`` over the keys ``> lo``.
@@ -1336,7 +1439,13 @@ def finish_row(row, b, K, p, p_mode, ties_all, cut_key, scan, z_total, cand_mass
             if pre_mode == SW_GATHERED:
                 in_buf = 1
                 n_buf = cnt_lo
+        done = int64(0)
+        if ((bins & 128) != 0 and (bins & 20) == 20 and K > 0 and p_mode == 2 and pre_mode == SW_NONE
+                and in_buf != 0 and cnt_lo <= (bins >> RANK_LIVE_SHIFT)):  # option kp_rank: one ranking
+            done, z, nt, count, n_all = rank_select_kp(buf, n_buf, lo, target, p, ties_all, ref, hist, bins & 32)
         for _stage in range(2):
+            if done != 0:
+                break
             if pre_mode == SW_STOP:
                 z = pre[4]
                 above = pre[5]

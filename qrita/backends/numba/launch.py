@@ -81,6 +81,13 @@ RANK_GROUPS = True
 # warps on a slot); the same answers.  Written in session 44, on since session 45 (numba_ab.py --set rank_groups,
 # its third variant, H100): masked k100+p0.9 B=1 48.3 -> 46.1 us, B=16 66.2 -> 63.7, B=1024 1013.1 -> 999.8 (LLM-like).
 KP_MASS = True
+# options["kp_rank"]: a k+p row whose candidates hit and are few enough to rank takes both stages from one ranking
+# (kernels.rank_select_kp: each key's count and weight of the keys above it, then the top-p boundary among the
+# top-k survivors from those sums) instead of a top-k search, a mass sum and a top-p search; the same answers.
+# Why: the top-p stage is about 10 of the 24 us of a k100+p0.9 finish at B = 4 (H100, session 45 call 1's probe),
+# and Numba's k100+p0.9 at B = 1 is 2.0-2.1x Triton's.  Written in session 45 (branch next/numba-kp-rank), not
+# yet measured on a GPU: numba_ab.py --set kp_rank.
+KP_RANK = True
 # options["split_wide"]: on the split path, a top-p-only request's rows that miss take their first
 # SPLIT_WIDE_ROUNDS wide rounds, and the gather of their live keys, with every block of the row
 # (kernels.wide_hist_kernel / wide_pick_kernel) instead of the one block of the finish; the same
@@ -382,6 +389,7 @@ def _select_raw(req: Request, arrays):
         | (16 if req.options.get("rank_weighted", True) else 0)
         | (32 if req.options.get("rank_groups", RANK_GROUPS) else 0)
         | (64 if req.options.get("kp_mass", KP_MASS) else 0)
+        | (128 if req.options.get("kp_rank", KP_RANK) else 0)
         | (rank_live << kern.RANK_LIVE_SHIFT),
     )
     thr = arrays.empty(B, dtype)
