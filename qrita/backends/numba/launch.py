@@ -73,7 +73,7 @@ RANK_LIVE = 256
 # the same answers.  Why: the split path's finish at B = 1 and 4 spends most of its time ranking (H100, session 44
 # call 7: finish_split_kernel 19 us for top-k 50, 5 us of it its fixed cost, 44 us for k100+p0.9).  Written in
 # session 44, on since session 45: numba_ab.py --set rank_groups on an H100 (docs/bench/h100-2026-12-07/session45/
-# call1), the same bits in all 30 cases, none slower: masked top-k 50 B=1 34.5 -> 31.6 us, k100+p0.9 B=1 57.9 -> 48.3,
+# call1), the same bits in all 28 cases, none slower: masked top-k 50 B=1 34.5 -> 31.6 us, k100+p0.9 B=1 57.9 -> 48.3,
 # B=16 76.0 -> 66.2, top-k 50 B=1024 840.7 -> 818.9.
 RANK_GROUPS = True
 # options["kp_mass"]: the top-p stage of a k+p row whose top-k survivors are in the candidate buffer sums their mass
@@ -85,8 +85,10 @@ KP_MASS = True
 # (kernels.rank_select_kp: each key's count and weight of the keys above it, then the top-p boundary among the
 # top-k survivors from those sums) instead of a top-k search, a mass sum and a top-p search; the same answers.
 # Why: the top-p stage is about 10 of the 24 us of a k100+p0.9 finish at B = 4 (H100, session 45 call 1's probe),
-# and Numba's k100+p0.9 at B = 1 is 2.0-2.1x Triton's.  Written in session 45 (branch next/numba-kp-rank), not
-# yet measured on a GPU: numba_ab.py --set kp_rank.
+# and Numba's k100+p0.9 at B = 1 was 2.0-2.1x Triton's.  H200 A/B (docs/bench/h200-2026-12-07/session45/ call 3,
+# numba_ab.py --set kp_rank, the same bits 16/16, masked in place): k100+p0.9 B=1 45.2 -> 41.2 us (LLM-like), 47.0 ->
+# 43.2 (Gaussian), bf16 47.6 -> 43.7, B=1024 988.8 -> 966.8 and 865.2 -> 853.2; Zipf (its live keys too many to
+# rank) and B=4-16 level (within 1 us either way), bf16 B=64 93.6 -> 94.7.  The GPU suites passed with it on.
 KP_RANK = True
 # options["split_wide"]: on the split path, a top-p-only request's rows that miss take their first
 # SPLIT_WIDE_ROUNDS wide rounds, and the gather of their live keys, with every block of the row
