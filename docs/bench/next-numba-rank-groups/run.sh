@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 44's prepared branch numba-rank-groups on the GPU (about 8 minutes; no carry):
-#   git switch -c try/numba-rank-groups main && git am docs/bench/prepared/numba-rank-groups/*.patch
+#   (ran in session 45 call 1; the patches are on main since then: b7cde04, 76fc041)
 #   bash docs/bench/next-numba-rank-groups/run.sh <SHA of try/numba-rank-groups>
 # First the A/B on a quiet GPU (numba_ab.py --set rank_groups: rank_select a thread a key / a group of threads a
 # key / that and kp_mass, the k+p top-p stage's mass in one block sum; the same bits expected in every case), then the Numba GPU suites with the branch's default (groups on; the
