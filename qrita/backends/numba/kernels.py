@@ -1114,21 +1114,12 @@ def rank_group_sum(v, g_size, red, f):
 
 
 @device_function
-def rank_select(buf, n_buf, lo, target, weighted, ref, hist, groups):
-    """The answer of :func:`pivot_search` over ``buf[:n_buf]`` (every key ``> lo`` is there)
-    without rounds, when at most ``RANK_MAX`` of its keys are live (``> lo``): the live keys and
-    their weights are first packed into ``rank_k`` / ``rank_w`` (slots from a shared counter, in
-    any order: what follows is order-free), then each key's group of threads (``groups``: as many
-    as fit, see ``RANK_RED_N``; else one) counts, over the packed keys, the weight ``C`` of those
-    above it and how many equal it; the key ``z`` with ``C(z) < target <= C(z) + #(== z) * w(z)``
-    is the boundary (``z* = min {tau : C(tau) < target}``: only one key passes, and the threads
-    holding it write the same values).  Keys ``<= lo`` weigh nothing and are never above or equal
-    to a live key, so leaving them out changes no sum; integer sums, so the statistics are the
-    search's bit for bit.  Returns ``(found, z*, C(z*), #(== z*), #(> z*))``; ``found`` is 0 when
-    more than ``RANK_MAX`` keys are live or none passed (the invariant rules that out): the caller
-    then runs the rounds."""
+def rank_pack(buf, n_buf, lo, weighted, ref, hist):
+    """The live keys (``> lo``) of ``buf[:n_buf]`` and their weights (1 unless ``weighted``) packed into
+    ``rank_k`` / ``rank_w`` (slots from a shared counter, in any order: what the ranks take from them is
+    order-free), the first step of :func:`rank_select` and :func:`rank_select_kp`; ``res[W_STOP]`` cleared.
+    Returns how many keys are live, in every thread (the slots hold at most ``RANK_MAX`` of them)."""
     _h_n, _h_lo, _h_hi, _h_min, _h_max, res, _ch_n, _ch_c, rank_w, rank_k, rank_n = hist
-    red = cuda.shared.array((2, RANK_RED_N), int64)
     tid = cuda.threadIdx.x
     if tid == 0:
         res[W_STOP] = 0
@@ -1145,29 +1136,92 @@ def rank_select(buf, n_buf, lo, target, weighted, ref, hist, groups):
                 rank_k[slot] = buf[i]
                 rank_w[slot] = w
     cuda.syncthreads()
-    n_live = int64(rank_n[0])
+    return int64(rank_n[0])
+
+
+@device_function
+def rank_group_log(groups, n_live):
+    """log2 of the threads a key of a ranking: the largest power of two, at most a warp (``RANK_RED_N`` under the
+    simulator), whose groups for ``n_live`` keys fit the block, when ``groups`` (option ``rank_groups``); else 0.
+    Shifts, not 64-bit divisions, follow from it (registers)."""
+    g_max = WARP if WARP_AGGREGATE else RANK_RED_N
+    g_log = 0
+    while groups != 0 and (2 << g_log) <= g_max and (2 << g_log) * n_live <= THREADS:
+        g_log += 1
+    return g_log
+
+
+@device_function
+def rank_key_sums(i, n_live, g, g_size, weighted, rank_k, rank_w):
+    """This thread's share of packed key ``i``'s ranking (keys ``g``, ``g + g_size``, ...): ``(key, the weight of
+    those above it (0 unless weighted), both counts in one word: those above it times ``RANK_GT_ONE`` plus those
+    equal to it)``, for :func:`rank_group_sum`; zeros for ``i >= n_live``."""
+    c = int64(0)
+    n_gt = int32(0)
+    key = uint32(0)
+    if i < n_live:
+        key = rank_k[i]
+        for j in range(g, n_live, g_size):
+            other = rank_k[j]
+            if other > key:
+                n_gt += int32(RANK_GT_ONE)  # both counts in one word: one group sum (< 2**RANK_GT_SHIFT)
+                if weighted:
+                    c += rank_w[j]
+            elif other == key:
+                n_gt += int32(1)
+    return key, c, n_gt
+
+
+@device_function
+def rank_answer(res, key, c, n_eq, n_above):
+    """A ranking's answer into ``res``: the key that passes, the weight (or count) above it, how many equal it and
+    how many are above it.  Every thread that holds the key (its copies included) writes the same values."""
+    res[W_STOP] = 1
+    res[W_HI] = int64(key)
+    res[W_ABOVE] = c
+    res[W_N_EQ] = n_eq
+    res[W_CNT_ABOVE] = n_above
+
+
+@device_function
+def rank_read(res):
+    """``(found, z, C(z), #(== z), #(> z))`` from ``res`` after :func:`rank_answer`'s writes, the same in every
+    thread; barriers before and after, so that ``res`` (and the packing's counter) can be written again."""
+    cuda.syncthreads()
+    found = res[W_STOP]
+    z = res[W_HI]
+    above = res[W_ABOVE]
+    n_eq = res[W_N_EQ]
+    cnt_above = res[W_CNT_ABOVE]
+    cuda.syncthreads()
+    return found, z, above, n_eq, cnt_above
+
+
+@device_function
+def rank_select(buf, n_buf, lo, target, weighted, ref, hist, groups):
+    """The answer of :func:`pivot_search` over ``buf[:n_buf]`` (every key ``> lo`` is there)
+    without rounds, when at most ``RANK_MAX`` of its keys are live (``> lo``): the live keys and
+    their weights are first packed into ``rank_k`` / ``rank_w`` (slots from a shared counter, in
+    any order: what follows is order-free), then each key's group of threads (``groups``: as many
+    as fit, see ``RANK_RED_N``; else one) counts, over the packed keys, the weight ``C`` of those
+    above it and how many equal it; the key ``z`` with ``C(z) < target <= C(z) + #(== z) * w(z)``
+    is the boundary (``z* = min {tau : C(tau) < target}``: only one key passes, and the threads
+    holding it write the same values).  Keys ``<= lo`` weigh nothing and are never above or equal
+    to a live key, so leaving them out changes no sum; integer sums, so the statistics are the
+    search's bit for bit.  Returns ``(found, z*, C(z*), #(== z*), #(> z*))``; ``found`` is 0 when
+    more than ``RANK_MAX`` keys are live or none passed (the invariant rules that out): the caller
+    then runs the rounds."""
+    _h_n, _h_lo, _h_hi, _h_min, _h_max, res, _ch_n, _ch_c, rank_w, rank_k, _rank_n = hist
+    red = cuda.shared.array((2, RANK_RED_N), int64)
+    tid = cuda.threadIdx.x
+    n_live = rank_pack(buf, n_buf, lo, weighted, ref, hist)
     if n_live <= RANK_MAX:
-        g_max = WARP if WARP_AGGREGATE else RANK_RED_N
-        g_log = 0  # the group's size is 1 << g_log (shifts, not 64-bit divisions: registers)
-        while groups != 0 and (2 << g_log) <= g_max and (2 << g_log) * n_live <= THREADS:
-            g_log += 1
+        g_log = rank_group_log(groups, n_live)
         g_size = 1 << g_log
         g = tid & (g_size - 1)
         for i0 in range(0, n_live, THREADS >> g_log):  # the same trip count in every thread: whole warps
             i = i0 + (tid >> g_log)
-            c = int64(0)
-            n_gt = int32(0)
-            key = uint32(0)
-            if i < n_live:
-                key = rank_k[i]
-                for j in range(g, n_live, g_size):
-                    other = rank_k[j]
-                    if other > key:
-                        n_gt += int32(RANK_GT_ONE)  # both counts in one word: one group sum (< 2**RANK_GT_SHIFT)
-                        if weighted:
-                            c += rank_w[j]
-                    elif other == key:
-                        n_gt += int32(1)
+            key, c, n_gt = rank_key_sums(i, n_live, g, g_size, weighted, rank_k, rank_w)
             both = rank_group_sum(n_gt, g_size, red, 1)
             n_eq = int64(both & (RANK_GT_ONE - 1))
             n_gt = int64(both >> RANK_GT_SHIFT)
@@ -1176,19 +1230,8 @@ def rank_select(buf, n_buf, lo, target, weighted, ref, hist, groups):
             else:
                 c = n_gt
             if i < n_live and g == 0 and c < target and c + n_eq * rank_w[i] >= target:
-                res[W_STOP] = 1
-                res[W_HI] = int64(key)
-                res[W_ABOVE] = c
-                res[W_N_EQ] = n_eq
-                res[W_CNT_ABOVE] = n_gt
-    cuda.syncthreads()
-    found = res[W_STOP]
-    z = res[W_HI]
-    above = res[W_ABOVE]
-    n_eq = res[W_N_EQ]
-    cnt_above = res[W_CNT_ABOVE]
-    cuda.syncthreads()  # res and rank_n are read before anything writes them again
-    return found, z, above, n_eq, cnt_above
+                rank_answer(res, key, c, n_eq, n_gt)
+    return rank_read(res)
 
 
 @device_function
@@ -1203,45 +1246,19 @@ def rank_select_kp(buf, n_buf, lo, k_target, p, ties_all, ref, hist, groups):
     ranked keys instead of a second search (integer sums: the bits of the two searches).  Returns ``(found,
     z, num_ties, count, #(== z))``, what :func:`finish_row`'s stages leave; ``found`` 0 where more than
     ``RANK_MAX`` keys are live or no key passed (the invariants rule that out): the caller then searches."""
-    _h_n, _h_lo, _h_hi, _h_min, _h_max, res, _ch_n, _ch_c, rank_w, rank_k, rank_n = hist
+    _h_n, _h_lo, _h_hi, _h_min, _h_max, res, _ch_n, _ch_c, rank_w, rank_k, _rank_n = hist
     red = cuda.shared.array((2, RANK_RED_N), int64)
     rank_c = cuda.shared.array(RANK_MAX, int64)  # per packed key: the weight of the keys above it
     rank_b = cuda.shared.array(RANK_MAX, int32)  # and both counts (above, equal) in one word
     tid = cuda.threadIdx.x
-    if tid == 0:
-        res[W_STOP] = 0
-        rank_n[0] = 0
-    cuda.syncthreads()
-    for i in range(tid, n_buf, THREADS):
-        key = int64(buf[i])
-        if key > lo:
-            slot = cuda.atomic.add(rank_n, 0, uint32(1))
-            if slot < RANK_MAX:
-                rank_k[slot] = buf[i]
-                rank_w[slot] = weight_of(key, ref)
-    cuda.syncthreads()
-    n_live = int64(rank_n[0])
+    n_live = rank_pack(buf, n_buf, lo, 1, ref, hist)
     if n_live <= RANK_MAX:
-        g_max = WARP if WARP_AGGREGATE else RANK_RED_N
-        g_log = 0
-        while groups != 0 and (2 << g_log) <= g_max and (2 << g_log) * n_live <= THREADS:
-            g_log += 1
+        g_log = rank_group_log(groups, n_live)
         g_size = 1 << g_log
         g = tid & (g_size - 1)
         for i0 in range(0, n_live, THREADS >> g_log):  # the same trip count in every thread: whole warps
             i = i0 + (tid >> g_log)
-            c = int64(0)
-            n_gt = int32(0)
-            key = uint32(0)
-            if i < n_live:
-                key = rank_k[i]
-                for j in range(g, n_live, g_size):
-                    other = rank_k[j]
-                    if other > key:
-                        n_gt += int32(RANK_GT_ONE)
-                        c += rank_w[j]
-                    elif other == key:
-                        n_gt += int32(1)
+            key, c, n_gt = rank_key_sums(i, n_live, g, g_size, 1, rank_k, rank_w)
             both = rank_group_sum(n_gt, g_size, red, 1)
             c = rank_group_sum(c, g_size, red, 0)
             if i < n_live and g == 0:
@@ -1250,18 +1267,8 @@ def rank_select_kp(buf, n_buf, lo, k_target, p, ties_all, ref, hist, groups):
                 n_eq = int64(both & (RANK_GT_ONE - 1))
                 n_above = int64(both >> RANK_GT_SHIFT)
                 if n_above < k_target and n_above + n_eq >= k_target:
-                    res[W_STOP] = 1
-                    res[W_HI] = int64(key)
-                    res[W_ABOVE] = c
-                    res[W_N_EQ] = n_eq
-                    res[W_CNT_ABOVE] = n_above
-    cuda.syncthreads()
-    found = res[W_STOP]
-    z = res[W_HI]
-    mass = res[W_ABOVE]
-    n_eq = res[W_N_EQ]
-    above = res[W_CNT_ABOVE]
-    cuda.syncthreads()  # res is read before it is written again
+                    rank_answer(res, key, c, n_eq, n_above)
+    found, z, mass, n_eq, above = rank_read(res)
     nt = int64(0)
     if found != 0:  # block-uniform
         nt = topk_num_ties(k_target, above, n_eq, ties_all)
@@ -1278,19 +1285,9 @@ def rank_select_kp(buf, n_buf, lo, k_target, p, ties_all, ref, hist, groups):
                 ck = rank_c[i]
                 n_k = int64(rank_b[i] & (RANK_GT_ONE - 1))
                 if kk > z and ck < target and ck + n_k * rank_w[i] >= target:
-                    res[W_STOP] = 1
-                    res[W_HI] = kk
-                    res[W_ABOVE] = ck
-                    res[W_N_EQ] = n_k
-                    res[W_CNT_ABOVE] = int64(rank_b[i] >> RANK_GT_SHIFT)
-            cuda.syncthreads()
-            found = res[W_STOP]
-            z = res[W_HI]
-            mass = res[W_ABOVE]
-            n_eq = res[W_N_EQ]
-            above = res[W_CNT_ABOVE]
+                    rank_answer(res, kk, ck, n_k, int64(rank_b[i] >> RANK_GT_SHIFT))
+            found, z, mass, n_eq, above = rank_read(res)
             nt = topp_ties(target, mass, weight_of(z, ref), n_eq, ties_all)
-            cuda.syncthreads()  # res is read before anything writes it again
     return found, z, nt, above + nt, n_eq
 
 
