@@ -517,13 +517,14 @@ def test_fused_mask_cut_settled_by_the_search_or_found_in_the_row(rng, dtype):
 
 @sim
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
-@pytest.mark.parametrize("mode", ["row", "in_mask", "in_mask_words"])
+@pytest.mark.parametrize("mode", ["row", "row_words", "in_mask", "in_mask_words"])
 def test_fused_mask_cut_found_groups_into_the_row(rng, dtype, mode, monkeypatch):
     """``cut_index_kernel`` counts the entries equal to the threshold a group of chunks at a time (in
     the simulator a chunk is 32 entries, a group 2048) and scans one chunk in index order: the cut of
     the boundary group found in the second and third groups, just past a group's edge, in the row's
     tail (V not a multiple of a chunk), in a row of one value and in rows of a few; or, with option
-    ``cut_groups`` off, every chunk scanned: Selection.apply's bits, both tie rules.  ``in_mask`` (option
+    ``cut_groups`` off, every chunk scanned: Selection.apply's bits, both tie rules; ``row_words``: V even, so
+    that 16-bit rows are read as words (option ``pairs``) by the cut index and the mask.  ``in_mask`` (option
     ``cut_in_mask``): no cut index kernel; the mask blocks settle the cut from ``cut_count_kernel``'s counts of
     their spans (32 entries in the simulator, 64 for words: ``in_mask_words``, V even), the block that holds the
     cut scanning its span."""
@@ -532,7 +533,7 @@ def test_fused_mask_cut_found_groups_into_the_row(rng, dtype, mode, monkeypatch)
     in_mask = mode.startswith("in_mask")
     monkeypatch.setattr(launch, "CUT_IN_MASK", in_mask)
     monkeypatch.setattr(launch, "CUT_IN_MASK_SPANS_PER_SM", 10**6)  # every B (the simulator's 2 SMs)
-    V = 5002 if mode == "in_mask_words" else 5003
+    V = 5002 if mode.endswith("_words") else 5003
     x = np.full((5, V), 1.0)  # row 0: one value, k cuts it in the third group
     x[1] = np.round(rng.standard_normal(V))  # a few values: large groups everywhere
     x[2] = -1.0
