@@ -471,13 +471,21 @@ def is_lead():
 
 
 @device_function
+def lanes_sum(v, width):
+    """Sum of ``v`` over ``width`` consecutive lanes (a power of two, at most a warp, the first lane a multiple of
+    it), valid in that first lane: shuffles down.  GPU only (the simulator has no warp intrinsics)."""
+    d = width // 2
+    while d > 0:
+        v += cuda.shfl_down_sync(FULL_MASK, v, d)
+        d >>= 1
+    return v
+
+
+@device_function
 def warp_sum(v):
     """Sum of the int64 ``v`` over the warp, valid in lane 0 (``v`` itself under the simulator)."""
     if WARP_AGGREGATE:
-        d = WARP // 2
-        while d > 0:
-            v += cuda.shfl_down_sync(FULL_MASK, v, d)
-            d >>= 1
+        v = lanes_sum(v, WARP)
     return v
 
 
@@ -1097,11 +1105,7 @@ def rank_group_sum(v, g_size, red, f):
     group's first thread (shuffles; under the simulator through ``red[f, :]``).  Every thread of the block calls
     it."""
     if WARP_AGGREGATE:
-        d = g_size // 2
-        while d > 0:
-            v += cuda.shfl_xor_sync(FULL_MASK, v, d)
-            d >>= 1
-        return v
+        return lanes_sum(v, g_size)
     tid = cuda.threadIdx.x
     if g_size > 1:
         red[f, tid] = v
@@ -2035,18 +2039,17 @@ def cut_index_kernel(x, stride_b, stride_v, V, fmt, thr_bits, nties, cut_idx, se
     cuda.syncthreads()
     seen = int64(0)  # equal entries before this group (the same in every thread)
     g0 = int64(0)
-    lim = int64(V)  # the end of what the block reads
     if sequential != 0:  # every chunk scanned in index order, one after another
-        while g0 < lim:  # block-uniform condition
+        while g0 < V:  # block-uniform condition
             seen += cut_scan_chunk(row, g0, thr_key, want, seen, flags, found)
             if found[0] >= 0:
                 break
             g0 += chunk
-    while g0 < lim and found[0] < 0:  # block-uniform condition
+    while g0 < V and found[0] < 0:  # block-uniform condition
         for c in range(t, CUT_GROUP, THREADS):
             counts[c] = 0
         cuda.syncthreads()
-        g_end = min(g0 + chunk * CUT_GROUP, lim)
+        g_end = min(g0 + chunk * CUT_GROUP, V)
         n_spans = (g_end - g0) // span
         for s in range(n_spans):  # whole spans: entry at + t + j * THREADS is in chunk j // CUT_ITEMS
             load_keys(row, g0 + s * span + t, keys, CUT_KEYS)
