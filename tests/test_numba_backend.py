@@ -373,6 +373,56 @@ def test_split_rows_are_bit_identical(dtype, splits, rng):
 
 
 @sim
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("V", [158, 157, 40])
+def test_scan_prefetch_gives_the_split_scan_bits(dtype, V, rng):
+    """``scan_prefetch`` (the split scan's loads a tile ahead, the first before the cut): the bits of the plain
+    split scan and the oracle's, with an odd and an even number of whole tiles a split, a partial tile, splits
+    without a whole tile (V=40), paired 16-bit words (V even) and unpaired ones (V odd), truncation on and off."""
+    x = as_logits(adversarial_rows(rng, V)[[0, 1, 2, 5, 6, 9]], dtype)
+    k = torch.tensor([3, 0, 70, 2, 9, 1])
+    p = torch.tensor([0.9, 0.5, 1.0, 0.0, 0.3, 0.99])
+    if not isinstance(x, torch.Tensor):
+        k, p = k.numpy(), p.numpy()
+    for kk, pp in ((k, None), (None, p), (k, p)):
+        for options in ({"split": 3}, {"split": 2, "truncation": False}):
+            pre = run(x, kk, pp, scan_prefetch=True, **options)
+            check(x, kk, pp, "lowest_index", pre)
+            same_bits(pre, run(x, kk, pp, scan_prefetch=False, **options))
+            same_bits(pre, run(x, kk, pp, tie_index=True, **options))
+
+
+@sim
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("V", [158, 157])
+@pytest.mark.parametrize("tie_max", [512, 3])
+def test_tie_index_settles_the_masking_cut(dtype, V, tie_max, rng, monkeypatch):
+    """``tie_index``: the finish settles a cut boundary group's masking index from the candidates' entry indices:
+    the masked bits are ``Selection.apply``'s, both tie rules, top-k and k+p, groups of 2-9 equal values cut at
+    every place, a group below the truncation cut (left to the masking), and groups larger than ``TIE_MAX`` (3
+    here: left to the masking too)."""
+    from qrita.backends.numba import kernels
+
+    monkeypatch.setattr(kernels, "TIE_MAX", tie_max)  # the simulator reads the module's globals as it runs
+    x = np.round(rng.standard_normal((6, V)) * 4.0) / 4.0  # many small groups
+    for r in range(6):
+        idx = rng.choice(V, size=2 + r + (r > 3) * 3, replace=False)
+        x[r, idx] = 9.0  # a group at the top
+    x[5] = np.round(rng.standard_normal(V))  # a few values: the groups below any cut
+    xs = as_logits(x, dtype)
+    n_top = [2 + r + (r > 3) * 3 for r in range(6)]
+    k = np.array([1, 2, n_top[2] - 1, n_top[3] + 1, n_top[4] - 2, 40])
+    p = np.array([0.9, 0.99, 0.5, 0.999, 0.95, 0.7])
+    for ties in TIES:
+        for kk, pp in ((k, None), (k, p), (2, None)):
+            want = raw(run(xs, kk, pp, ties).apply(mask_value=-7.0))
+            for tie_index in (True, False):
+                got = qrita.top_k_top_p(xs, kk, pp, backend="numba", ties=ties, mask_value=-7.0,
+                                        options={"split": 3, "tie_index": tie_index})
+                np.testing.assert_array_equal(raw(got), want)
+
+
+@sim
 @pytest.mark.parametrize(("name", "value"), [("split", -1), ("split", 2.5), ("capacity", 0), ("capacity", True),
                                              ("split_wide_rounds", 0), ("split_wide_rounds", "3"),
                                              ("rank_live", 0), ("rank_live", 1.5)])
@@ -693,6 +743,7 @@ def test_gpu_split_path_is_bit_identical(B, dtype):
         one = run(x, kk, pp, split=1)
         for splits in (0, 4, 33):  # 0: the automatic choice (splits at small B)
             same_bits(run(x, kk, pp, split=splits), one)
+            same_bits(run(x, kk, pp, split=splits, scan_prefetch=True), one)
         check_rows(x, kk, pp, "lowest_index", one, range(B))
     same_bits(run(x, k, p, split=8, truncation=False), run(x, k, p, split=1, truncation=False))
 
@@ -883,14 +934,15 @@ def test_gpu_fused_mask_matches_selection_apply(dtype):
 def test_gpu_cut_in_mask_gives_selection_apply_bits(dtype):
     """Option ``cut_in_mask`` (the mask blocks settle the cut from their spans' counts) and the cut index kernel
     both give Selection.apply's bits where the boundary tie group is cut (values on a grid of 1/8: tens of entries
-    equal to the 50th largest), at B = 16, 64 and 128 (on by default there on 132 SMs), out of place and in place."""
+    equal to the 50th largest), at B = 16, 64 and 128 (on by default there on 132 SMs), out of place and in place;
+    and option ``tie_index`` (the finish settles the cut from the candidates' indices), with either behind it."""
     rng = np.random.default_rng(21)
     for B in (16, 64, 128):
         x = as_logits(np.round(rng.standard_normal((B, 131072)) * 8) / 8, dtype, "cuda")
         for ties in TIES:
             want = raw(run(x, 50, None, ties).apply(mask_value=-7.0))
-            for on in (False, True):
-                opts = {"cut_in_mask": on}
+            for opts in ({"cut_in_mask": False}, {"cut_in_mask": True}, {"tie_index": True},
+                         {"tie_index": True, "cut_in_mask": False}):
                 out = qrita.top_k_top_p(x, 50, None, backend="numba", ties=ties, mask_value=-7.0, options=opts)
                 np.testing.assert_array_equal(raw(out), want)
                 y = x.clone()

@@ -183,7 +183,14 @@ RANK_ITEMS = 8 if SIMULATED else 1
 RANK_MAX = THREADS * RANK_ITEMS
 # bins >> RANK_LIVE_SHIFT: rank once at most this many keys are live (launch's option rank_live, <= RANK_MAX);
 # the rank's cost grows as the square of the live keys, a 3-pivot round's as their number
-RANK_LIVE_SHIFT = 8
+RANK_LIVE_SHIFT = 10
+# bins bit 256 (launch's option scan_prefetch): scan_split_kernel issues a tile's loads a tile ahead
+SCAN_PREFETCH = 256
+# bins bit 512 (launch's option tie_index): the split scan (a tile ahead, as under SCAN_PREFETCH) keeps each slotted
+# candidate's entry index, and finish_split_kernel settles a cut boundary group's masking index from them
+# (tie_index_cut) where all of the group is among the candidates and it has at most TIE_MAX entries
+TIE_INDEX = 512
+TIE_MAX = 512
 # results of a wide round, written by the thread whose chunk of bins holds the answer (see wide_round)
 W_STOP, W_LO, W_HI, W_CNT_LO, W_ABOVE, W_N_EQ, W_CNT_ABOVE, W_SIZE = range(8)
 
@@ -352,7 +359,7 @@ def load_keys(row, i0, keys, items):
     ``2 * (threadIdx.x + j * THREADS)`` and the next one of the tile, into ``keys[2 j]`` and ``keys[2 j + 1]``.
     Every caller's use of a tile's keys is free of their order (counts, sums, maxima), or takes keys
     ``[u * n, (u + 1) * n)`` as chunk ``u`` of ``THREADS * n`` entries, ``n`` even (:func:`cut_index_kernel`),
-    which the pairing keeps."""
+    which the pairing keeps.  (:func:`load_raw` is its loads alone.)"""
     x, base, stride_v, _V, fmt = row
     if paired_buffer(x):
         t = cuda.threadIdx.x
@@ -369,6 +376,43 @@ def load_keys(row, i0, keys, items):
             keys[j] = x[at]
             at += step
     keys_of_raw(keys, keys, items, fmt)
+
+
+@device_function
+def load_raw(row, i0, raw, items):
+    """The loads of :func:`load_keys`, back to back, and nothing else: ``raw[j]`` = the raw bits of entry
+    ``i0 + j * THREADS`` (paired: ``raw[j]``, ``j < items // 2``, the word of :func:`load_keys`'s ``keys[2 j]``
+    and ``keys[2 j + 1]``), so that a caller can issue a tile's loads and use the registers later
+    (:func:`scan_slice_prefetch`).  The index is unsigned (offsets are never negative: no wraparound test),
+    one 64-bit add an entry."""
+    x, base, stride_v, _V, _fmt = row
+    if paired_buffer(x):
+        t = cuda.threadIdx.x
+        w = uint64((base + i0 - t) >> 1) + uint64(t)
+        for j in range(items // 2):
+            raw[j] = uint32(x[w])
+            w += uint64(THREADS)
+    else:
+        at = uint64(base + i0 * stride_v)
+        step = uint64(THREADS * stride_v)
+        for j in range(items):
+            raw[j] = x[at]
+            at += step
+
+
+@device_function
+def keys_of_loaded(row, raw, items):
+    """:func:`load_raw`'s registers made keys in place (paired words split into their two entries,
+    the last word first, so that no word is overwritten before it is read); the format tested once a
+    tile, so each branch widens with a constant format."""
+    x, _base, _stride_v, _V, fmt = row
+    if paired_buffer(x):
+        for jj in range(items // 2):
+            j = items // 2 - 1 - jj
+            word = raw[j]
+            raw[2 * j + 1] = word >> uint32(16)
+            raw[2 * j] = word & uint32(0xFFFF)
+    keys_of_raw(raw, raw, items, fmt)
 
 
 @device_function
@@ -642,12 +686,14 @@ def row_cut(row, K, p, p_mode, truncation, red, cap, bins):
 
 
 @device_function
-def scan_step32(k, lo_cand, neg, cand, cand_count, cand_slot, cap, st):
+def scan_step32(k, lo_cand, neg, cand, cand_count, cand_slot, cap, st, e=0, cand_idx=None):
     """One entry of :func:`scan_slice`, key ``k`` (uint32): ``st`` = (max key, #max, min keepable key or
     NO_KEY32, #min, #keepable, #candidates not slotted), keys uint32 and counts int32; a candidate is
-    ``k >= lo_cand`` (the cut key + 1, clamped to 32 bits).  On 32 bits since session 36: Numba types
-    integer arithmetic as 64-bit, and each compare and count of the 64-bit step was a pair of
-    instructions (sm_90: a non-candidate entry about 24 instructions, now about 12)."""
+    ``k >= lo_cand`` (the cut key + 1, clamped to 32 bits).  With ``cand_idx`` (the split scan under the
+    option ``tie_index``) a slotted candidate's entry index ``e`` goes to the same slot of ``cand_idx``
+    (without it, the branch is pruned when Numba compiles: the select kernel's code is unchanged).
+    On 32 bits since session 36: Numba types integer arithmetic as 64-bit, and each compare and count of the
+    64-bit step was a pair of instructions (sm_90: a non-candidate entry about 24 instructions, now about 12)."""
     l_max, n_max, l_min, n_min, n_keep, n_over = st
     if k > l_max:
         l_max = k
@@ -666,6 +712,8 @@ def scan_step32(k, lo_cand, neg, cand, cand_count, cand_slot, cap, st):
                 slot = cuda.atomic.add(cand_count, cand_slot, 1)
                 if slot < cap:
                     cand[slot] = k
+                    if cand_idx is not None:
+                        cand_idx[slot] = uint32(e)
             else:
                 n_over = int32(n_over + 1)
     return (l_max, n_max, l_min, n_min, n_keep, n_over)
@@ -686,6 +734,8 @@ def scan_slice(row, start, stop, cut_key, cand, cand_count, cand_slot, cap, acc,
     thread; every statistic is an integer max, min or count, so the order is free.
     A thread's statistics are 32-bit (:func:`scan_step32`; a thread without entries ends
     with max 0 and #max 0, which adds nothing below, as the 64-bit step's -1 did).
+    (:func:`scan_slice_prefetch` is the same pass a tile ahead, through helpers: kept apart so that
+    :func:`select_kernel`'s code, whose registers are at their cap, stays as it was.)
     """
     # cut_key is a key (< 2**32) or BIG: k > cut_key <=> k >= cut_key + 1, and a bound of
     # 2**32 or more becomes NO_KEY32, which no key reaches
@@ -701,6 +751,90 @@ def scan_slice(row, start, stop, cut_key, cand, cand_count, cand_slot, cap, acc,
             st = scan_step32(keys[j], lo_cand, neg, cand, cand_count, cand_slot, cap, st)
     for i in range(start + n_tiles * tile + cuda.threadIdx.x, stop, THREADS):
         st = scan_step32(uint32(load_key(row, i)), lo_cand, neg, cand, cand_count, cand_slot, cap, st)
+    l_max32, n_max32, l_min32, n_min32, n_keep32, n_over32 = st
+    l_max = int64(l_max32)
+    n_max = int64(n_max32)
+    l_min = int64(BIG) if l_min32 == NO_KEY32 else int64(l_min32)
+    n_min = int64(n_min32)
+    n_keep = int64(n_keep32)
+    n_over = int64(n_over32)
+    at = (r % 3) * NS
+    # the max slot starts at 0 and keys are >= 0: a thread without entries (max 0, #max 0) adds nothing
+    block_max(acc, at + 0, l_max)
+    block_max(acc, at + 1, BIG - l_min)
+    block_add(acc, at + 2, n_keep)
+    block_add(acc, at + 3, n_over)
+    r = end_pass(acc, r)
+    g_max = acc[at + 0]
+    g_min = BIG - acc[at + 1]
+    g_keep = acc[at + 2]
+    g_over = acc[at + 3]
+    at = (r % 3) * NS
+    block_add(acc, at + 0, n_max if l_max == g_max else int64(0))
+    block_add(acc, at + 1, n_min if l_min == g_min else int64(0))
+    r = end_pass(acc, r)
+    return r, (g_max, acc[at + 0], g_min, acc[at + 1], g_keep, g_over)
+
+
+@device_function
+def scan_slice_prefetch(row, start, stop, cut_key, keys_a, cand, cand_count, cand_slot, cap, acc, r, cand_idx):
+    """:func:`scan_slice` with the next tile's loads issued before a tile is processed (two register
+    tiles, ``keys_a`` and a local one, taking turns), so that a thread has two tiles' bytes in flight
+    and its compares overlap the next loads.  ``keys_a`` holds the first tile's :func:`load_raw` on
+    entry (if ``[start, stop)`` has a whole tile): the caller issues them before it computes the cut
+    (:func:`scan_split_kernel`, option ``scan_prefetch``).  The same statistics and the same
+    candidates (in another slot order, as any run's atomics may give: the searches are free of it).
+    ``cand_idx`` (or None): each slotted candidate's entry index, in its slot (option ``tie_index``)."""
+    lo_cand, neg, st = scan_start(cut_key)
+    keys_b = cuda.local.array(ITEMS, uint32)
+    tile = THREADS * ITEMS
+    n_tiles = (stop - start) // tile
+    first = start + cuda.threadIdx.x
+    for t in range(0, n_tiles, 2):
+        if t + 1 < n_tiles:
+            load_raw(row, first + (t + 1) * tile, keys_b, ITEMS)
+        keys_of_loaded(row, keys_a, ITEMS)
+        st = scan_tile(row, keys_a, first + t * tile, lo_cand, neg, cand, cand_count, cand_slot, cap, st, cand_idx)
+        if t + 1 < n_tiles:
+            if t + 2 < n_tiles:
+                load_raw(row, first + (t + 2) * tile, keys_a, ITEMS)
+            keys_of_loaded(row, keys_b, ITEMS)
+            st = scan_tile(row, keys_b, first + (t + 1) * tile, lo_cand, neg, cand, cand_count, cand_slot, cap, st,
+                           cand_idx)
+    return scan_end(row, start + n_tiles * tile, stop, lo_cand, neg, cand, cand_count, cand_slot, cap, st, acc, r,
+                    cand_idx)
+
+
+@device_function
+def scan_start(cut_key):
+    """A scan's candidate bound, keepable bound and empty statistics (:func:`scan_step32`)."""
+    # cut_key is a key (< 2**32) or BIG: k > cut_key <=> k >= cut_key + 1, and a bound of
+    # 2**32 or more becomes NO_KEY32, which no key reaches
+    lo_cand = uint32(min(cut_key + 1, NO_KEY32))
+    neg = uint32(KEY_NEG_INF)
+    return lo_cand, neg, (uint32(0), int32(0), uint32(NO_KEY32), int32(0), int32(0), int32(0))
+
+
+@device_function
+def scan_tile(row, keys, i0, lo_cand, neg, cand, cand_count, cand_slot, cap, st, cand_idx):
+    """:func:`scan_step32` over a thread's ``ITEMS`` keys of the tile whose entry ``i0`` is this thread's first
+    (:func:`load_keys`' layout: entry ``i0 + j * THREADS``, or paired, the two halves of word ``j // 2``)."""
+    paired = paired_buffer(row[0])
+    t = cuda.threadIdx.x
+    for j in range(ITEMS):
+        e = i0 + j * THREADS
+        if paired:
+            e = i0 - t + 2 * (t + (j >> 1) * THREADS) + (j & 1)
+        st = scan_step32(keys[j], lo_cand, neg, cand, cand_count, cand_slot, cap, st, e, cand_idx)
+    return st
+
+
+@device_function
+def scan_end(row, i0, stop, lo_cand, neg, cand, cand_count, cand_slot, cap, st, acc, r, cand_idx):
+    """A scan's entries ``[i0, stop)`` past its whole tiles, an entry a thread, then the block's
+    statistics from every thread's (two passes of the ``acc`` ring); returns what :func:`scan_slice` does."""
+    for i in range(i0 + cuda.threadIdx.x, stop, THREADS):
+        st = scan_step32(uint32(load_key(row, i)), lo_cand, neg, cand, cand_count, cand_slot, cap, st, i, cand_idx)
     l_max32, n_max32, l_min32, n_min32, n_keep32, n_over32 = st
     l_max = int64(l_max32)
     n_max = int64(n_max32)
@@ -1562,13 +1696,14 @@ def scan_split_kernel(
     x, stride_b, stride_v, V, row0,
     k_arr, k_scalar, k_mode, p_arr, p_scalar, p_mode_arg,
     fmt, ties_all, truncation, cap, one, bins,
-    splits, cand, cand_count, part, cut_keys,
+    splits, cand, cand_count, part, cut_keys, cand_idx,
 ):  # fmt: skip
     """Split path, pass 1: block ``(b, s)`` scans split ``s`` of row ``row0 + b``.
 
     cand ``[Bc, cap]`` uint32 and cand_count ``[Bc]`` int64 (zeroed) gather the
     row's candidates; part ``[Bc, splits, NPART]`` int64 gets the block's partials;
-    cut_keys ``[Bc]`` int64 the cut (every block computes the same one).
+    cut_keys ``[Bc]`` int64 the cut (every block computes the same one); cand_idx ``[Bc, cap]``
+    uint32 the candidates' entry indices (option ``tie_index``; else not written, any shape).
     """
     acc = cuda.shared.array(ACC_SIZE, int64)
     red = cuda.shared.array((2, THREADS), float64)
@@ -1581,9 +1716,22 @@ def scan_split_kernel(
     row_id = row0 + b
     row = (x, row_id * stride_b, stride_v, V, fmt)
     K, p, p_mode = row_params(row_id, V, k_arr, k_scalar, k_mode, p_arr, p_scalar, p_mode_arg)
-    cut_key = row_cut(row, K, p, p_mode, truncation, red, cap, bins)
     start, stop = split_bounds(V, s, splits)
-    _r, scan = scan_slice(row, start, stop, cut_key, cand[b], cand_count, b, cap, acc, 0)
+    if (bins & (SCAN_PREFETCH | TIE_INDEX)) != 0:
+        # the first tile's loads go out before the cut's sample passes and barriers, then a tile ahead
+        keys_a = cuda.local.array(ITEMS, uint32)
+        if stop - start >= THREADS * ITEMS:
+            load_raw(row, start + tid, keys_a, ITEMS)
+        cut_key = row_cut(row, K, p, p_mode, truncation, red, cap, bins)
+        if (bins & TIE_INDEX) != 0:
+            _r, scan = scan_slice_prefetch(row, start, stop, cut_key, keys_a, cand[b], cand_count, b, cap, acc, 0,
+                                           cand_idx[b])
+        else:
+            _r, scan = scan_slice_prefetch(row, start, stop, cut_key, keys_a, cand[b], cand_count, b, cap, acc, 0,
+                                           None)
+    else:
+        cut_key = row_cut(row, K, p, p_mode, truncation, red, cap, bins)
+        _r, scan = scan_slice(row, start, stop, cut_key, cand[b], cand_count, b, cap, acc, 0)
     if tid == 0:
         for f in range(6):  # P_MAX ... P_NCAND, in scan_slice's order
             part[b, s, f] = scan[f]
@@ -1705,12 +1853,12 @@ def finish_split_kernel(
     k_arr, k_scalar, k_mode, p_arr, p_scalar, p_mode_arg,
     fmt, ties_all, truncation, cap, one, bins,
     splits, cand, cand_count, part, cut_keys, wide, wst,
-    out_thr, out_nties, out_count, out_hit, out_cut,
+    out_thr, out_nties, out_count, out_hit, out_cut, cand_idx,
 ):  # fmt: skip
     """Split path, last step: combine the partials of row ``row0 + b`` (integers, so in
     any order: :func:`combine_parts`), load its candidates into shared memory and finish
     it as :func:`select_kernel` does.  ``wide``: the split wide rounds ran (``wst`` holds
-    their state a row)."""
+    their state a row).  Option ``tie_index``: :func:`tie_index_cut` from the candidates' indices."""
     buf = cuda.shared.array(CAP, uint32)
     acc = cuda.shared.array(ACC_SIZE, int64)
     hist = shared_hist()
@@ -1750,6 +1898,47 @@ def finish_split_kernel(
     outs = (out_thr, out_nties, out_count, out_hit, out_cut)
     finish_row(row, row_id, K, p, p_mode, ties_all, cut_keys[b], scan, z_total, cand_mass, buf, cap, one, acc, r, outs,
                hist, bins, pre)
+    if (bins & TIE_INDEX) != 0 and n_cand <= cap and pre_mode == SW_NONE:  # block-uniform
+        tie_index_cut(row_id, fmt, cut_keys[b], cand[b], cand_idx[b], n_cand, out_thr, out_nties, out_cut)
+
+
+@device_function
+def tie_index_cut(b, fmt, cut_key, cand, cand_idx, n_cand, out_thr, out_nties, out_cut):
+    """Option ``tie_index``: where :func:`finish_row` left row ``b``'s masking cut at ``CUT_SCAN`` (its
+    boundary group is cut: ``0 < num_ties <`` the group's size), find it here, so that no kernel reads the row
+    for it (:func:`cut_count_kernel`, :func:`mask_block_cut`: 10 of 95 us of bf16 top-k 50 masking at B = 64 on an
+    H100, session 46).  ``cand`` must hold every candidate of the row's scan and ``cand_idx`` their entry indices
+    (the caller checks that all ``n_cand`` were slotted); if the threshold's key is above the cut, every entry of
+    the group is a candidate, and the cut is the index of the ``num_ties``-th smallest of the group's indices:
+    each of its at most ``TIE_MAX`` entries (collected into shared memory) counts the indices below its own.
+    Otherwise the cut stays ``CUT_SCAN``.  Every thread must call it (two barriers)."""
+    tied = cuda.shared.array(TIE_MAX, uint32)
+    n_tied = cuda.shared.array(1, int32)
+    tid = cuda.threadIdx.x
+    if tid == 0:
+        n_tied[0] = 0
+    cuda.syncthreads()  # also orders finish_row's outputs (thread 0's) before every thread's reads
+    z = key_of_bits(f32_bits_of(int64(out_thr[b]), fmt))
+    if out_cut[b] != CUT_SCAN or z <= cut_key:  # block-uniform
+        return
+    for i in range(tid, n_cand, THREADS):
+        if int64(cand[i]) == z:
+            slot = cuda.atomic.add(n_tied, 0, 1)
+            if slot < TIE_MAX:
+                tied[slot] = cand_idx[i]
+    cuda.syncthreads()
+    m = n_tied[0]
+    if m > TIE_MAX:  # block-uniform: the masking finds it
+        return
+    want = int64(out_nties[b]) - 1  # the indices below the cut's own
+    for t in range(tid, m, THREADS):
+        e = tied[t]
+        below = 0
+        for u in range(m):
+            if tied[u] < e:
+                below += 1
+        if below == want:
+            out_cut[b] = int64(e)
 
 
 @kernel

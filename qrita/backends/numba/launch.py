@@ -90,6 +90,19 @@ KP_MASS = True
 # 43.2 (Gaussian), bf16 47.6 -> 43.7, B=1024 988.8 -> 966.8 and 865.2 -> 853.2; Zipf (its live keys too many to
 # rank) and B=4-16 level (within 1 us either way), bf16 B=64 93.6 -> 94.7.  The GPU suites passed with it on.
 KP_RANK = True
+# options["scan_prefetch"]: the split path's scan (kernels.scan_split_kernel) issues its first tile's loads before the
+# cut's sample passes and each next tile's before it processes one (two register tiles taking turns); the same
+# answers.  Why: at B = 64 the split scan took 25-27 us for 32 MiB of fp32 rows or 16 MiB of bf16 ones (H100, session
+# 46 call 1's profile): a thread had one tile (32 or 16 bytes) in flight and waited for it.  Off by default until a
+# GPU A/B (numba_ab.py --set scan_prefetch).
+SCAN_PREFETCH = False
+# options["tie_index"]: the split scan (a tile ahead, as under scan_prefetch) keeps each slotted candidate's entry
+# index, and the finish settles a cut boundary group's masking index from them (kernels.tie_index_cut) where the
+# whole group is among the candidates, so that no kernel reads the row again for it; the same answers.  Why: bf16
+# rows cut their boundary group often (ties), and then cut_count_kernel read every row again (10.2 of 95 us of bf16
+# top-k 50 masking at B = 64, H100, session 46 call 1) and the mask block holding the cut scanned its span in index
+# order.  Off by default until a GPU A/B (numba_ab.py --set scan_prefetch, its third variant).
+TIE_INDEX = False
 # options["split_wide"]: on the split path, a top-p-only request's rows that miss take their first
 # SPLIT_WIDE_ROUNDS wide rounds, and the gather of their live keys, with every block of the row
 # (kernels.wide_hist_kernel / wide_pick_kernel) instead of the one block of the finish; the same
@@ -392,6 +405,8 @@ def _select_raw(req: Request, arrays):
         | (32 if req.options.get("rank_groups", RANK_GROUPS) else 0)
         | (64 if req.options.get("kp_mass", KP_MASS) else 0)
         | (128 if req.options.get("kp_rank", KP_RANK) else 0)
+        | (kern.SCAN_PREFETCH if req.options.get("scan_prefetch", SCAN_PREFETCH) else 0)
+        | (kern.TIE_INDEX if req.options.get("tie_index", TIE_INDEX) else 0)
         | (rank_live << kern.RANK_LIVE_SHIFT),
     )
     thr = arrays.empty(B, dtype)
@@ -512,11 +527,12 @@ def _run_split(arrays, stream, x, stride_b, stride_v, B, V, rows, params, splits
     ``wide_rounds``: how many split wide rounds the rows that miss take (top-p alone; 0: none);
     ``fold``: each round's pick runs in its pass's last block of the row."""
     n_rows = min(B, SPLIT_ROWS)
-    fmt, _ties, _trunc, cap, one, _bins = params
+    fmt, _ties, _trunc, cap, one, bins = params
     cand = arrays.scratch((n_rows, cap), "uint32")
     cand_count = arrays.scratch((n_rows,), "int64")
     part = arrays.scratch((n_rows, splits, kern.NPART), "int64")
     cut_keys = arrays.scratch((n_rows,), "int64")
+    cand_idx = arrays.scratch((n_rows, cap) if bins & kern.TIE_INDEX else (1, 1), "uint32")
     wst = arrays.scratch((n_rows if wide_rounds else 1, kern.SW_SIZE), "int64")
     gh = arrays.scratch((n_rows if wide_rounds else 1, kern.GH_SIZE, kern.WIDE_SLOTS), "int64")
     threads = kern.THREADS
@@ -524,7 +540,7 @@ def _run_split(arrays, stream, x, stride_b, stride_v, B, V, rows, params, splits
         grid = (min(n_rows, B - row0), splits)
         kern.zero_kernel[1, threads, stream](cand_count)
         kern.scan_split_kernel[grid, threads, stream](
-            x, stride_b, stride_v, V, row0, *rows, *params, splits, cand, cand_count, part, cut_keys
+            x, stride_b, stride_v, V, row0, *rows, *params, splits, cand, cand_count, part, cut_keys, cand_idx
         )
         if rows[5] != kern.ARG_NONE:  # only top-p-only rows take it: none without p (2.0 us at B=64, H100)
             kern.mass_split_kernel[grid, threads, stream](
@@ -544,5 +560,5 @@ def _run_split(arrays, stream, x, stride_b, stride_v, B, V, rows, params, splits
             SIMULATED_WIDE_STATE.append(np.array(wst.copy_to_host() if hasattr(wst, "copy_to_host") else wst))
         kern.finish_split_kernel[grid[0], threads, stream](
             x, stride_b, stride_v, V, row0, *rows, *params, splits, cand, cand_count, part, cut_keys,
-            1 if wide_rounds else 0, wst, *outs
+            1 if wide_rounds else 0, wst, *outs, cand_idx
         )
