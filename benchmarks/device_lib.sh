@@ -62,13 +62,13 @@ run_bench() {
   tail -5 "/tmp/bench_$name.log" >> "$P"
 }
 
-# numba_gpu_suites LIMIT_S: the Numba backend's GPU tests and its conformance suite at real shapes (three -k
+# numba_gpu_suites LIMIT_S [PYTEST_ARGS...]: the Numba backend's GPU tests and its conformance suite at real shapes (three -k
 # processes), side by side, summarised into $OUT/suite.log
 numba_gpu_suites() {
-  run_suite backend "" "$1" -m gpu tests/test_numba_backend.py &
-  run_suite conf32 numba "$1" -m gpu -k "test_gpu_shapes and float32" tests/test_conformance.py &
-  run_suite conf16 numba "$1" -m gpu -k "test_gpu_shapes and not float32" tests/test_conformance.py &
-  run_suite confrest numba "$1" -m gpu -k "not test_gpu_shapes" tests/test_conformance.py &
+  run_suite backend "" "$1" "${@:2}" -m gpu tests/test_numba_backend.py &
+  run_suite conf32 numba "$1" "${@:2}" -m gpu -k "test_gpu_shapes and float32" tests/test_conformance.py &
+  run_suite conf16 numba "$1" "${@:2}" -m gpu -k "test_gpu_shapes and not float32" tests/test_conformance.py &
+  run_suite confrest numba "$1" "${@:2}" -m gpu -k "not test_gpu_shapes" tests/test_conformance.py &
   wait
   summarize_suites backend conf32 conf16 confrest
 }

@@ -28,8 +28,8 @@ blocks settling the cut from their spans' counts; top-k 50, bf16 and fp32, B = 1
 of a k+p row summing its mass in one block sum; top-k 50 and k100+p0.9 at B = 1, 4, 16, 1024, top-p 0.9 at B = 1
 and 16), ``kp_rank`` (a k+p row's two searches / one ranking; k100+p0.9 at B = 1, 4, 16, 1024, bf16 at B = 1 and 64,
 k50+p0.5 at B = 1, top-k 50 alone at B = 1 as a control), ``scan_prefetch`` (the split scan a tile ahead, off /
-on / on with ``tie_index``; top-k 50 at B = 1, 4, 16, 64 in fp32 and bf16, k100+p0.9 at B = 1, 16, 64, top-p 0.9
-at B = 16 and 64).
+on / on with ``tie_index``; top-k 50 at B = 1, 16, 64 in fp32 and bf16, k100+p0.9 at B = 1 and 64, top-p 0.9 at
+B = 64).
 Written as
 ``docs/bench/next-numba-rank/ab.py`` for session 27, whose calls ran the first two (``--wide`` then;
 ``docs/bench/h100-2026-12-05/session27/``).
@@ -108,9 +108,9 @@ SETS = {
                 {}, False),
     "scan_prefetch": ({"plain": {"scan_prefetch": False}, "prefetch": {"scan_prefetch": True},
                        "tie_index": {"scan_prefetch": True, "tie_index": True}},
-                      [(d, B, 50, None, dt) for B in (1, 4, 16, 64) for dt in ("fp32", "bf16") for d in ("llm", "zipf")]
-                      + [("llm", B, 100, 0.9, "fp32") for B in (1, 16, 64)]
-                      + [(d, B, None, 0.9, "fp32") for B in (16, 64) for d in ("llm", "gaussian")],
+                      [(d, B, 50, None, dt) for B in (1, 16, 64) for dt in ("fp32", "bf16") for d in ("llm", "zipf")]
+                      + [("llm", B, 100, 0.9, "fp32") for B in (1, 64)]
+                      + [(d, 64, None, 0.9, "fp32") for d in ("llm", "gaussian")],
                       {"split": 3}, False),
     "fold": ({"picks": {"split_wide_fold": False}, "folded": {"split_wide_fold": True}},
              [(d, B, None, 0.9) for B in (16, 1) for d in DISTS],
