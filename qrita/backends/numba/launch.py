@@ -93,16 +93,20 @@ KP_RANK = True
 # options["scan_prefetch"]: the split path's scan (kernels.scan_split_kernel) issues its first tile's loads before the
 # cut's sample passes and each next tile's before it processes one (two register tiles taking turns); the same
 # answers.  Why: at B = 64 the split scan took 25-27 us for 32 MiB of fp32 rows or 16 MiB of bf16 ones (H100, session
-# 46 call 1's profile): a thread had one tile (32 or 16 bytes) in flight and waited for it.  Off by default until a
-# GPU A/B (numba_ab.py --set scan_prefetch).
-SCAN_PREFETCH = False
+# 46 call 1's profile): a thread had one tile (32 or 16 bytes) in flight and waited for it.  On by default since
+# session 46: H100 A/B (docs/bench/h100-2026-12-07/session46/ call 2, numba_ab.py --set scan_prefetch, the same bits
+# in all 16 cases): select fp32 B=64 LLM-like 54.2 -> 51.7 us, Zipf 116.1 -> 114.9, B=16 Zipf 63.6 -> 61.3; masked
+# 0-5 % faster; bf16 select level but Zipf B=64 105.1 -> 108.0.  The GPU suites passed with it on.
+SCAN_PREFETCH = True
 # options["tie_index"]: the split scan (a tile ahead, as under scan_prefetch) keeps each slotted candidate's entry
-# index, and the finish settles a cut boundary group's masking index from them (kernels.tie_index_cut) where the
-# whole group is among the candidates, so that no kernel reads the row again for it; the same answers.  Why: bf16
-# rows cut their boundary group often (ties), and then cut_count_kernel read every row again (10.2 of 95 us of bf16
-# top-k 50 masking at B = 64, H100, session 46 call 1) and the mask block holding the cut scanned its span in index
-# order.  Off by default until a GPU A/B (numba_ab.py --set scan_prefetch, its third variant).
-TIE_INDEX = False
+# index, and before a masking the finish settles a cut boundary group's index from them (kernels.tie_index_cut)
+# where the whole group is among the candidates, so that no kernel reads the row again for it; the same answers.
+# Why: bf16 rows cut their boundary group often (ties), and then cut_count_kernel read every row again (10.2 of 85 us
+# of bf16 top-k 50 masking at B = 64, H100, session 46 call 1) and the mask block holding the cut scanned its span
+# in index order.  On by default since session 46: H100 A/B (call 2, the third variant; the same bits in all 16
+# cases), masked in place, against scan_prefetch alone: LLM-like bf16 top-k 50 B=64 93.9 -> 80.0 us, B=16 51.9 ->
+# 44.1, fp32 B=64 92.7 -> 88.6, top-p 0.9 B=64 134.9 -> 131.0, k100+p0.9 B=64 110.8 -> 107.8.
+TIE_INDEX = True
 # options["split_wide"]: on the split path, a top-p-only request's rows that miss take their first
 # SPLIT_WIDE_ROUNDS wide rounds, and the gather of their live keys, with every block of the row
 # (kernels.wide_hist_kernel / wide_pick_kernel) instead of the one block of the finish; the same
@@ -378,13 +382,15 @@ def run_select(req: Request) -> SelectResult:
     """``(threshold, num_ties, count, hit)`` of every row, on the caller's device and stream."""
     arrays = _SimulatedArrays(req) if kern.SIMULATED else _DeviceArrays(req)
     with arrays.context():
-        thr, nties, count, hit, _cut = _select_raw(req, arrays)
+        thr, nties, count, hit, _cut = _select_raw(req, arrays, for_mask=False)
     return arrays.result(thr, nties, count, hit, req.dtype)
 
 
-def _select_raw(req: Request, arrays):
+def _select_raw(req: Request, arrays, for_mask: bool):
     """The select launches; returns the raw output arrays (thresholds as their bits' holders) and
-    the masking's cut index a row (``kernels.finish_row``: ``CUT_SCAN`` where the row must be read)."""
+    the masking's cut index a row (``kernels.finish_row``: ``CUT_SCAN`` where the row must be read).
+    ``for_mask``: a masking follows (only then does option ``tie_index`` settle cuts: ``select`` has no use for
+    them, and the index stores cost its bf16 rows 1-2 us at B = 16-64, H100 session 46 call 2)."""
     B, V, dtype = req.B, req.V, req.dtype
     opts = req.options
     cap = min(int_option(opts, "capacity", kern.CAP), kern.CAP)
@@ -406,7 +412,7 @@ def _select_raw(req: Request, arrays):
         | (64 if req.options.get("kp_mass", KP_MASS) else 0)
         | (128 if req.options.get("kp_rank", KP_RANK) else 0)
         | (kern.SCAN_PREFETCH if req.options.get("scan_prefetch", SCAN_PREFETCH) else 0)
-        | (kern.TIE_INDEX if req.options.get("tie_index", TIE_INDEX) else 0)
+        | (kern.TIE_INDEX if for_mask and req.options.get("tie_index", TIE_INDEX) else 0)
         | (rank_live << kern.RANK_LIVE_SHIFT),
     )
     thr = arrays.empty(B, dtype)
@@ -462,7 +468,7 @@ def run_mask(req: Request, mask_value: float, out):
     if not arrays.simulated and inplace and any(s < 0 for s in arrays._layout(req.logits)[1]):
         return None
     with arrays.context():
-        thr, nties, _count, _hit, cut = _select_raw(req, arrays)
+        thr, nties, _count, _hit, cut = _select_raw(req, arrays, for_mask=True)
         if arrays.simulated:  # raw bits in numpy; copied into the caller's array below
             target = np.empty((B, V), dtype=_BITS[dtype])
         elif not inplace:
