@@ -398,7 +398,7 @@ def test_scan_prefetch_gives_the_split_scan_bits(dtype, V, rng):
 @pytest.mark.parametrize("tie_max", [512, 3])
 def test_tie_index_settles_the_masking_cut(dtype, V, tie_max, rng, monkeypatch):
     """``tie_index``: the finish settles a cut boundary group's masking index from the candidates' entry indices:
-    the masked bits are ``Selection.apply``'s, both tie rules, top-k and k+p, groups of 2-9 equal values cut at
+    the masked bits are ``Selection.apply``'s, both tie rules, top-k, k+p and top-p, groups of 2-9 equal values cut at
     every place, a group below the truncation cut (left to the masking), and groups larger than ``TIE_MAX`` (3
     here: left to the masking too)."""
     from qrita.backends.numba import kernels
@@ -414,7 +414,7 @@ def test_tie_index_settles_the_masking_cut(dtype, V, tie_max, rng, monkeypatch):
     k = np.array([1, 2, n_top[2] - 1, n_top[3] + 1, n_top[4] - 2, 40])
     p = np.array([0.9, 0.99, 0.5, 0.999, 0.95, 0.7])
     for ties in TIES:
-        for kk, pp in ((k, None), (k, p), (2, None)):
+        for kk, pp in ((k, None), (k, p), (2, None), (None, p)):  # top-p alone: the split wide rounds run too
             want = raw(run(xs, kk, pp, ties).apply(mask_value=-7.0))
             for tie_index in (True, False):
                 got = qrita.top_k_top_p(xs, kk, pp, backend="numba", ties=ties, mask_value=-7.0,
@@ -743,7 +743,7 @@ def test_gpu_split_path_is_bit_identical(B, dtype):
         one = run(x, kk, pp, split=1)
         for splits in (0, 4, 33):  # 0: the automatic choice (splits at small B)
             same_bits(run(x, kk, pp, split=splits), one)
-            same_bits(run(x, kk, pp, split=splits, scan_prefetch=True), one)
+            same_bits(run(x, kk, pp, split=splits, scan_prefetch=False), one)  # the default takes it
         check_rows(x, kk, pp, "lowest_index", one, range(B))
     same_bits(run(x, k, p, split=8, truncation=False), run(x, k, p, split=1, truncation=False))
 
