@@ -1910,12 +1910,13 @@ def finish_split_kernel(
 def tie_index_cut(b, fmt, cut_key, cand, cand_idx, n_cand, out_thr, out_nties, out_cut):
     """Option ``tie_index``: where :func:`finish_row` left row ``b``'s masking cut at ``CUT_SCAN`` (its
     boundary group is cut: ``0 < num_ties <`` the group's size), find it here, so that no kernel reads the row
-    for it (:func:`cut_count_kernel`, :func:`mask_block_cut`: 10 of 95 us of bf16 top-k 50 masking at B = 64 on an
-    H100, session 46).  ``cand`` must hold every candidate of the row's scan and ``cand_idx`` their entry indices
-    (the caller checks that all ``n_cand`` were slotted); if the threshold's key is above the cut, every entry of
-    the group is a candidate, and the cut is the index of the ``num_ties``-th smallest of the group's indices:
-    each of its at most ``TIE_MAX`` entries (collected into shared memory) counts the indices below its own.
-    Otherwise the cut stays ``CUT_SCAN``.  Every thread must call it (two barriers)."""
+    for it (:func:`cut_count_kernel`, :func:`mask_block_cut`: 10 of 85 us of kernel time in bf16 top-k 50
+    masking at B = 64 on an H100, session 46).  ``cand`` must hold every candidate of the row's scan and
+    ``cand_idx`` their entry indices (the caller checks that all ``n_cand`` were slotted); if the threshold's key
+    is above the cut, every entry of the group is a candidate, and the cut is the index of the ``num_ties``-th
+    smallest of the group's indices: each of its at most ``TIE_MAX`` entries (collected into shared memory)
+    counts the indices below its own.  Otherwise the cut stays ``CUT_SCAN``.  Every thread must call it (two
+    barriers)."""
     tied = cuda.shared.array(TIE_MAX, uint32)
     n_tied = cuda.shared.array(1, int32)
     tid = cuda.threadIdx.x
