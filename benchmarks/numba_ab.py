@@ -29,7 +29,9 @@ of a k+p row summing its mass in one block sum; top-k 50 and k100+p0.9 at B = 1,
 and 16), ``kp_rank`` (a k+p row's two searches / one ranking; k100+p0.9 at B = 1, 4, 16, 1024, bf16 at B = 1 and 64,
 k50+p0.5 at B = 1, top-k 50 alone at B = 1 as a control), ``scan_prefetch`` (the split scan a tile ahead, off /
 on / on with ``tie_index``; top-k 50 at B = 1, 16, 64 in fp32 and bf16, k100+p0.9 at B = 1 and 64, top-p 0.9 at
-B = 64).
+B = 64), ``wide_buffer`` (a row that hit searches its candidate buffer with 3-pivot rounds / with wide rounds
+while more than ``kernels.WIDE_MIN_KEYS`` keys are live; last measured in session 25, before ``rank_select`` and
+the chunked bin scan: top-k 50, fp32 and bf16, B = 1, 64, 1024, three distributions; k+p and top-p at B = 64).
 Written as
 ``docs/bench/next-numba-rank/ab.py`` for session 27, whose calls ran the first two (``--wide`` then;
 ``docs/bench/h100-2026-12-05/session27/``).
@@ -112,6 +114,11 @@ SETS = {
                       + [("llm", B, 100, 0.9, "fp32") for B in (1, 64)]
                       + [(d, 64, None, 0.9, "fp32") for d in ("llm", "gaussian")],
                       {"split": 3}, False),
+    "wide_buffer": ({"pivots": {"wide_buffer": False}, "wide": {"wide_buffer": True}},
+                    [(d, B, 50, None, dt) for B in (1, 64, 1024) for dt in ("fp32", "bf16") for d in DISTS]
+                    + [(d, B, 100, 0.9, "fp32") for B in (64, 1024) for d in ("llm", "zipf")]
+                    + [("llm", 64, None, 0.9, "fp32"), ("llm", 64, 100, 0.9, "bf16")],
+                    {}, False),
     "fold": ({"picks": {"split_wide_fold": False}, "folded": {"split_wide_fold": True}},
              [(d, B, None, 0.9) for B in (16, 1) for d in DISTS],
              {"split": 3, "capacity": 9}, False),
