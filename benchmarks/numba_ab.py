@@ -115,7 +115,8 @@ SETS = {
                       + [(d, 64, None, 0.9, "fp32") for d in ("llm", "gaussian")],
                       {"split": 3}, False),
     "wide_buffer": ({"pivots": {"wide_buffer": False}, "wide": {"wide_buffer": True}},
-                    [(d, B, 50, None, dt) for B in (64, 1024, 1) for dt in ("bf16", "fp32") for d in ("zipf", "llm", "gaussian")]
+                    [(d, B, 50, None, dt) for B in (64, 1024, 1) for dt in ("bf16", "fp32")
+                     for d in ("zipf", "llm", "gaussian")]
                     + [(d, B, 100, 0.9, "fp32") for B in (64, 1024) for d in ("llm", "zipf")]
                     + [("llm", 64, None, 0.9, "fp32"), ("llm", 64, 100, 0.9, "bf16")],
                     {}, False),
