@@ -48,7 +48,10 @@ SPLIT_WAVES = True
 # same answers (both are exact); H100 A/B: top-p rows that miss 1.6-4.5x faster (docs/bench/h100-2026-12-05/session25/)
 WIDE_MISS = True
 # options["wide_buffer"]: wide rounds over the candidate buffer too (the search of a row that hit),
-# while it holds more than kernels.WIDE_MIN_KEYS live keys; off: it cost 30-40 % on Zipf top-k 50 (H100, session 25)
+# while it holds more than kernels.WIDE_MIN_KEYS live keys; off: it cost 30-40 % on Zipf top-k 50 (H100, session 25).
+# Measured again in session 47 (H200, docs/bench/h200-2026-12-07/session47/ call 1, numba_ab.py --set wide_buffer, the
+# same bits 24/24): only Zipf rows take a wide round; Zipf k100+p0.9 B=1024 select 676 -> 629 us, top-k 50 B=1024
+# 376 -> 365, Zipf fp32 top-k 50 B=64 select 104.5 -> 107.0, the rest level.  Still off.
 WIDE_BUFFER = False
 # options["rank_select"]: a search over a candidate buffer with at most options["rank_live"] live keys
 # (<= kernels.RANK_MAX) ranks them in one pass (kernels.rank_select) instead of taking 3-pivot rounds; the
