@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 47's first call (about 7.5 minutes; carry .whl):  bash docs/bench/next-session47/call1.sh <SHA>
-# next-session46/next.sh cut to what matters most, after 650 s of failed starts: 1. the Numba GPU suites at main's
-# exact tree (owed: scan_prefetch and tie_index on by default), FlashInfer's JIT build beside them; 2. issue 6's
+# Session 46's planned next.sh (now gone) cut to what matters most, after 650 s of failed starts: 1. the Numba GPU
+# suites at main's exact tree (owed: scan_prefetch and tie_index on by default), FlashInfer's JIT build beside them; 2. issue 6's
 # masking rows (Numba / torch.topk / FlashInfer / Triton, top-k 50 in place, LLM-like and Gaussian, fp32 and bf16,
 # B = 64 and 256); 3. numba_ab.py --set wide_buffer (as far as its limit reaches; a JSON line a case).
 set -u
