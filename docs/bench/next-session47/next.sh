@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Session 48's first call (about 8.5 minutes; carry .whl):  bash docs/bench/next-session47/next.sh <SHA>
+# Session 48's first call (about 9 minutes; carry .whl):  bash docs/bench/next-session47/next.sh <SHA>
 # 1. The 7 Numba backend GPU tests that session 47's calls did not reach (main's defaults: scan_prefetch and
 #    tie_index on; 39 of 46 passed there, none failed), in three processes side by side, FlashInfer's JIT build
 #    beside them: the fused mask against Selection.apply (bf16 not run), the cut_in_mask / tie_index masking bits,
 #    CuPy in and out, the masked output's scratch bound.  (The first fused-mask test, float32, passed; it runs again.)
 # 2. Issue 6's masking rows with a budget that covers them: Numba / torch.topk / FlashInfer / Triton, top-k 50 in
 #    place, LLM-like and Gaussian, fp32 and bf16, B = 64 and 256 (session 47 ran 5 of 32 rows in its 60 s).
-# 3. Numba B=64 profiles (LLM-like top-k 50 masked, fp32 and bf16): where the 6.7 % to FlashInfer in fp32 goes.
+# 3. Numba B=64 profiles (LLM-like top-k 50 masked, fp32 and bf16): where the 6.7 % to FlashInfer in fp32 goes; each
+#    with main's options, then with tie_index off (what the finish's index cut and the count kernel cost).
 set -u
 . benchmarks/device_lib.sh
 device_start "${1:?commit SHA}" "(session 48 call 1: the Numba tests session 47 did not reach; issue 6 rows)"
@@ -19,7 +20,8 @@ summarize_suites fused cutmask cupy
 PYTHONPATH=/tmp/site:. run_bench masked_fi "$SHA" 110 --providers qrita-numba,torch-topk,flashinfer,qrita-triton \
   --scenarios topk50 --dists llm,gaussian --dtypes fp32,bf16 --batches 64,256
 { for dt in float32 bfloat16; do
-    timeout 40 python3 benchmarks/profile_triton.py --backend numba --B 64 --dist hllm --dtype $dt --cases k50
+    timeout 50 python3 benchmarks/profile_triton.py --backend numba --B 64 --dist hllm --dtype $dt --cases k50 \
+      --options '{}' --options '{"tie_index": false}'
   done
 } > "$OUT/profile.log" 2>&1
 echo "profiles rc=$? t=$((SECONDS - T0))" >> "$P"
