@@ -819,15 +819,11 @@ def scan_start(cut_key):
 def scan_tile(row, keys, i0, lo_cand, neg, cand, cand_count, cand_slot, cap, st, cand_idx):
     """:func:`scan_step32` over a thread's ``ITEMS`` keys of the tile whose entry ``i0`` is this thread's first
     (:func:`load_keys`' layout: entry ``i0 + j * THREADS``, or paired, the two halves of word ``j // 2``)."""
-    if cand_idx is None:  # pruned when Numba compiles; spares the simulator an index an entry
-        for j in range(ITEMS):
-            st = scan_step32(keys[j], lo_cand, neg, cand, cand_count, cand_slot, cap, st)
-        return st
     paired = paired_buffer(row[0])
     t = cuda.threadIdx.x
     for j in range(ITEMS):
         e = i0 + j * THREADS
-        if paired:
+        if cand_idx is not None and paired:  # the index only where it is stored (None: pruned when Numba compiles)
             e = i0 - t + 2 * (t + (j >> 1) * THREADS) + (j & 1)
         st = scan_step32(keys[j], lo_cand, neg, cand, cand_count, cand_slot, cap, st, e, cand_idx)
     return st
