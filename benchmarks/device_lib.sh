@@ -80,6 +80,25 @@ numba_gpu_suites_fi() {
   numba_gpu_suites "$1"
 }
 
+# issue6_rows SHA BUDGET_S PROFILE_LIMIT_S OPTIONS...: issue 6's masking rows (Numba / torch.topk / FlashInfer /
+# Triton, top-k 50 in place, LLM-like and Gaussian, fp32 and bf16, B = 64 and 256; FlashInfer from /tmp/site) into
+# $OUT/masked_fi, then Numba's B=64 kernel profiles (torch.profiler, LLM-like top-k 50 masked, fp32 and bf16, each
+# option set given, PROFILE_LIMIT_S a dtype) into $OUT/profile.log
+issue6_rows() {
+  local sha=$1 budget=$2 limit=$3 dt o
+  shift 3
+  local opts=()
+  for o in "$@"; do opts+=(--options "$o"); done
+  PYTHONPATH=/tmp/site:. run_bench masked_fi "$sha" "$budget" --providers qrita-numba,torch-topk,flashinfer,qrita-triton \
+    --scenarios topk50 --dists llm,gaussian --dtypes fp32,bf16 --batches 64,256
+  { for dt in float32 bfloat16; do
+      timeout "$limit" python3 benchmarks/profile_triton.py --backend numba --B 64 --dist hllm --dtype $dt --cases k50 \
+        "${opts[@]}"
+    done
+  } > "$OUT/profile.log" 2>&1
+  echo "profiles rc=$? t=$((SECONDS - T0))" >> "$P"
+}
+
 # run_ab SET LIMIT_S: benchmarks/numba_ab.py --set SET into $OUT/ab_SET.json, its exit status and elapsed time
 # appended to $P
 run_ab() {

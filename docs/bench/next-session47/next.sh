@@ -17,11 +17,4 @@ run_suite cutmask "" 300 -m gpu -k cut_in_mask tests/test_numba_backend.py &
 run_suite cupy "" 300 -m gpu -k "cupy or scratch_is_bounded" tests/test_numba_backend.py &
 wait
 summarize_suites fused cutmask cupy
-PYTHONPATH=/tmp/site:. run_bench masked_fi "$SHA" 110 --providers qrita-numba,torch-topk,flashinfer,qrita-triton \
-  --scenarios topk50 --dists llm,gaussian --dtypes fp32,bf16 --batches 64,256
-{ for dt in float32 bfloat16; do
-    timeout 50 python3 benchmarks/profile_triton.py --backend numba --B 64 --dist hllm --dtype $dt --cases k50 \
-      --options '{}' --options '{"tie_index": false}'
-  done
-} > "$OUT/profile.log" 2>&1
-echo "profiles rc=$? t=$((SECONDS - T0))" >> "$P"
+issue6_rows "$SHA" 110 50 '{}' '{"tie_index": false}'
