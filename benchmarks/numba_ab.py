@@ -31,7 +31,11 @@ k50+p0.5 at B = 1, top-k 50 alone at B = 1 as a control), ``scan_prefetch`` (the
 on / on with ``tie_index``; top-k 50 at B = 1, 16, 64 in fp32 and bf16, k100+p0.9 at B = 1 and 64, top-p 0.9 at
 B = 64), ``wide_buffer`` (a row that hit searches its candidate buffer with 3-pivot rounds / with wide rounds
 while more than ``kernels.WIDE_MIN_KEYS`` keys are live; last measured in session 25, before ``rank_select`` and
-the chunked bin scan: top-k 50, fp32 and bf16, B = 1, 64, 1024, three distributions; k+p and top-p at B = 64).
+the chunked bin scan: top-k 50, fp32 and bf16, B = 1, 64, 1024, three distributions; k+p and top-p at B = 64),
+``mask_counts`` (under ``cut_in_mask``: ``cut_count_kernel``'s counts / the mask blocks counting their own spans and
+taking the earlier spans' published counts, each with ``tie_index`` on (main's default: few rows left to count) and
+off (bf16 rows then cut their boundary group often); top-k 50 at B = 16, 64, 128 (fp32) and 256 (bf16, the
+one-block-a-row path), LLM-like and Gaussian; top-p 0.9 and k100+p0.9 at B = 64, Zipf top-k 50 at B = 64).
 Written as
 ``docs/bench/next-numba-rank/ab.py`` for session 27, whose calls ran the first two (``--wide`` then;
 ``docs/bench/h100-2026-12-05/session27/``).
@@ -119,6 +123,14 @@ SETS = {
                      for d in ("zipf", "llm", "gaussian")]
                     + [(d, B, 100, 0.9, "fp32") for B in (64, 1024) for d in ("llm", "zipf")]
                     + [("llm", 64, None, 0.9, "fp32"), ("llm", 64, 100, 0.9, "bf16")],
+                    {}, False),
+    "mask_counts": ({"count": {"mask_counts": False}, "in_mask": {"mask_counts": True},
+                     "count_no_index": {"mask_counts": False, "tie_index": False},
+                     "in_mask_no_index": {"mask_counts": True, "tie_index": False}},
+                    [(d, B, 50, None, dt) for dt in ("fp32", "bf16") for B in (16, 64) for d in ("llm", "gaussian")]
+                    + [("llm", 128, 50, None, "fp32"), ("llm", 256, 50, None, "bf16"), ("zipf", 64, 50, None, "bf16")]
+                    + [(d, 64, k, p, dt) for k, p in ((None, 0.9), (100, 0.9)) for dt in ("fp32", "bf16")
+                       for d in ("llm", "gaussian")],
                     {}, False),
     "fold": ({"picks": {"split_wide_fold": False}, "folded": {"split_wide_fold": True}},
              [(d, B, None, 0.9) for B in (16, 1) for d in DISTS],

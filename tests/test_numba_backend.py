@@ -591,10 +591,46 @@ def test_fused_mask_cut_found_groups_into_the_row(rng, dtype, mode, monkeypatch)
     xs = as_logits(x, dtype)
     for ties in TIES:
         want = raw(run(xs, k, None, ties).apply(mask_value=-7.0))
-        for groups in (True, False):  # option cut_groups off: every chunk scanned, one after another
-            got = qrita.top_k_top_p(xs, k, None, backend="numba", ties=ties, mask_value=-7.0,
-                                    options={"cut_groups": groups})
+        # option cut_groups off: every chunk scanned, one after another; mask_counts off: cut_count_kernel's counts
+        for options in ({"cut_groups": True}, {"cut_groups": False}, {"mask_counts": False}):
+            got = qrita.top_k_top_p(xs, k, None, backend="numba", ties=ties, mask_value=-7.0, options=options)
             np.testing.assert_array_equal(raw(got), want)
+
+
+@sim
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("split", [0, 3])
+def test_mask_counts_count_the_spans_in_the_mask_blocks(rng, dtype, split, monkeypatch):
+    """Option ``mask_counts``: no count kernel; the mask blocks of a row whose boundary group is cut take their
+    spans by a ticket, count them and add the earlier spans' published counts: Selection.apply's bits, both tie
+    rules, on the one-block-a-row path and the split path (``tie_index`` off there too, so that the cut is left to
+    the mask), rows whose group is cut in the first span, a middle one, the last, and rows whose cut the search
+    settles, side by side; in place too."""
+    from qrita.backends.numba import kernels, launch
+
+    class NotLaunched:
+        def __getitem__(self, _config):
+            raise AssertionError("cut_count_kernel launched under mask_counts")
+
+    monkeypatch.setattr(launch, "CUT_IN_MASK_SPANS_PER_SM", 10**6)  # every B (the simulator's 2 SMs)
+    monkeypatch.setattr(kernels, "cut_count_kernel", NotLaunched())
+    V = 998  # 32 spans of 32 entries (16-bit rows as words: 16 of 64), the last one short
+    x = np.round(rng.standard_normal((5, V)) * 2.0) / 2.0
+    x[0, :] = 1.0  # one value: k cuts it in a middle span
+    x[1, [3, 40, 500, 990]] = 8.0  # a group of four at the top, cut by k = 2 in the first span
+    x[2] = -1.0
+    x[2, 900::9] = 3.0  # eleven threes in the last spans, cut by k = 10
+    x[3, 7] = 9.0  # a single top entry: the search settles the cut (the row's blocks take no ticket)
+    k = np.array([517, 2, 10, 1, 200])
+    xs = as_logits(x, dtype)
+    options = {"tie_index": False} | ({"split": split} if split else {})
+    for ties in TIES:
+        want = raw(run(xs, k, None, ties).apply(mask_value=-7.0))
+        got = qrita.top_k_top_p(xs, k, None, backend="numba", ties=ties, mask_value=-7.0, options=options)
+        np.testing.assert_array_equal(raw(got), want)
+        y = xs.clone() if isinstance(xs, torch.Tensor) else xs.copy()
+        qrita.top_k_top_p(y, k, None, backend="numba", ties=ties, mask_value=-7.0, inplace=True, options=options)
+        np.testing.assert_array_equal(raw(y), want)
 
 
 # ---- simulator: the pieces -------------------------------------------------------------------
@@ -930,16 +966,19 @@ def test_gpu_fused_mask_matches_selection_apply(dtype):
 @needs_cuda
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 def test_gpu_cut_in_mask_gives_selection_apply_bits(dtype):
-    """Option ``cut_in_mask`` (the mask blocks settle the cut from their spans' counts) and the cut index kernel
-    both give Selection.apply's bits where the boundary tie group is cut (values on a grid of 1/8: tens of entries
-    equal to the 50th largest), at B = 16, 64 and 128 (on by default there on 132 SMs), out of place and in place;
-    and option ``tie_index`` (the finish settles the cut from the candidates' indices), with either behind it."""
+    """Option ``cut_in_mask`` (the mask blocks settle the cut from their spans' counts: ``cut_count_kernel``'s, or
+    with ``mask_counts`` their own and the earlier spans' published ones) and the cut index kernel all give
+    Selection.apply's bits where the boundary tie group is cut (values on a grid of 1/8: tens of entries equal to
+    the 50th largest), at B = 16, 64 and 128 (on by default there on 132 SMs; bf16 at B = 256 too, the
+    one-block-a-row path), out of place and in place; and option ``tie_index`` (the finish settles the cut from the
+    candidates' indices), with either behind it."""
     rng = np.random.default_rng(21)
-    for B in (16, 64, 128):
+    for B in (16, 64, 128) + ((256,) if dtype == "bfloat16" else ()):
         x = as_logits(np.round(rng.standard_normal((B, 131072)) * 8) / 8, dtype, "cuda")
         for ties in TIES:
             want = raw(run(x, 50, None, ties).apply(mask_value=-7.0))
             for opts in ({"cut_in_mask": False, "tie_index": False}, {"cut_in_mask": True, "tie_index": False},
+                         {"cut_in_mask": True, "tie_index": False, "mask_counts": False},
                          {"tie_index": True}, {"tie_index": True, "cut_in_mask": False}):
                 out = qrita.top_k_top_p(x, 50, None, backend="numba", ties=ties, mask_value=-7.0, options=opts)
                 np.testing.assert_array_equal(raw(out), want)

@@ -67,7 +67,7 @@ def signatures():
             keys=arr(T.int64), back=arr(bits), wst=arr(T.int64, 2), gh=arr(T.int64, 3), seg_count=arr(T.int64, 2))
         scalars = {"stride_b", "stride_v", "V", "row0", "k_scalar", "k_mode", "p_mode_arg", "fmt", "ties_all",
                    "truncation", "cap", "one", "bins", "splits", "wide", "fold", "out_b", "out_v", "inplace", "fill",
-                   "sequential", "loads_first", "seg"}
+                   "sequential", "loads_first", "seg", "lookback"}
         for name in KERNELS:
             if bits == T.uint16 and name == "zero_kernel":
                 continue

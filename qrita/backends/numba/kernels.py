@@ -2156,29 +2156,14 @@ def cut_scan_chunk(row, start, thr_key, want, seen, flags, found):
     return total
 
 
-@kernel
-def cut_count_kernel(x, stride_b, stride_v, V, fmt, thr_bits, cut_idx, seg, seg_count):
-    """Grid ``(B, segments)``: ``seg_count[b, s]``, the number of row ``b``'s entries equal to the
-    threshold in segment ``s`` (entries ``[s * seg, (s + 1) * seg)``), for the rows :func:`finish_row` left
-    at ``CUT_SCAN``, so that each block of :func:`mask_kernel` settles its own cut (option ``cut_in_mask``:
-    ``seg`` the mask block's span; for unpaired entries, ``THREADS * MASK_ITEMS``, it is shorter than
-    ``THREADS * CUT_KEYS`` and the whole segment takes the tail loop, a load at a time).  Why: at small B the
-    cut index's one block a row left the GPU mostly idle (H100, session 38: 29.1 of 126 us of bf16 masking at
-    B=64).  The counts are order-free: one shared atomic a thread that saw any."""
-    b = cuda.blockIdx.x
-    if cut_idx[b] != CUT_SCAN:  # block-uniform
-        return
-    s = cuda.blockIdx.y
+@device_function
+def count_span_equal(row, lo, hi, thr_key, total):
+    """How many of ``row``'s entries ``[lo, hi)`` have the key ``thr_key``, in every thread: each thread counts its
+    share (``THREADS * CUT_KEYS`` entries a step, its loads back to back; the span's tail a load at a time) and adds
+    it to ``total[0]`` (shared, 0 before a barrier), one atomic a thread that saw any; order-free.  Every thread
+    must call it (a barrier after the atomics)."""
     t = cuda.threadIdx.x
-    total = cuda.shared.array(1, uint32)
     keys = cuda.local.array(CUT_KEYS, uint32)
-    row = (x, int64(b) * stride_b, stride_v, V, fmt)
-    thr_key = key_of_bits(f32_bits_of(thr_bits[b], fmt))
-    if t == 0:
-        total[0] = 0
-    cuda.syncthreads()
-    lo = int64(s) * seg
-    hi = min(lo + seg, V)
     span = THREADS * CUT_KEYS
     mine = uint32(0)
     n_spans = max(hi - lo, 0) // span
@@ -2187,14 +2172,38 @@ def cut_count_kernel(x, stride_b, stride_v, V, fmt, thr_bits, cut_idx, seg, seg_
         for j in range(CUT_KEYS):
             if int64(keys[j]) == thr_key:
                 mine += uint32(1)
-    for i in range(lo + n_spans * span + t, hi, THREADS):  # the segment's tail (the row's last)
+    for i in range(lo + n_spans * span + t, hi, THREADS):  # the span's tail (the row's last)
         if load_key(row, i) == thr_key:
             mine += uint32(1)
     if mine > 0:
         cuda.atomic.add(total, 0, mine)
     cuda.syncthreads()
-    if t == 0:
-        seg_count[b, s] = int64(total[0])
+    return int64(total[0])
+
+
+@kernel
+def cut_count_kernel(x, stride_b, stride_v, V, fmt, thr_bits, cut_idx, seg, seg_count):
+    """Grid ``(B, segments)``: ``seg_count[b, s]``, the number of row ``b``'s entries equal to the
+    threshold in segment ``s`` (entries ``[s * seg, (s + 1) * seg)``), for the rows :func:`finish_row` left
+    at ``CUT_SCAN``, so that each block of :func:`mask_kernel` settles its own cut (option ``cut_in_mask``:
+    ``seg`` the mask block's span; for unpaired entries, ``THREADS * MASK_ITEMS``, it is shorter than
+    ``THREADS * CUT_KEYS`` and the whole segment takes the tail loop, a load at a time).  Why: at small B the
+    cut index's one block a row left the GPU mostly idle (H100, session 38: 29.1 of 126 us of bf16 masking at
+    B=64).  The counts are order-free (:func:`count_span_equal`)."""
+    b = cuda.blockIdx.x
+    if cut_idx[b] != CUT_SCAN:  # block-uniform
+        return
+    s = cuda.blockIdx.y
+    total = cuda.shared.array(1, uint32)
+    row = (x, int64(b) * stride_b, stride_v, V, fmt)
+    thr_key = key_of_bits(f32_bits_of(thr_bits[b], fmt))
+    if cuda.threadIdx.x == 0:
+        total[0] = 0
+    cuda.syncthreads()
+    lo = int64(s) * seg
+    n = count_span_equal(row, lo, min(lo + seg, V), thr_key, total)
+    if cuda.threadIdx.x == 0:
+        seg_count[b, s] = n
 
 
 @kernel
@@ -2274,40 +2283,71 @@ def cut_index_kernel(x, stride_b, stride_v, V, fmt, thr_bits, nties, cut_idx, se
 
 
 @device_function
-def mask_block_cut(row, b, thr_key, want, seg, seg_count):
-    """The cut index a block of :func:`mask_kernel` masks its span with (``seg`` entries from ``blockIdx.y * seg``),
-    where the row's cut must be found (``CUT_SCAN``) and ``seg_count[b, s]`` holds the entries equal to the
-    threshold of every span ``s``: ``-1`` when the ``want``-th such entry of the row lies in an earlier span, the
-    row's length when in a later one, else its index (the span scanned a chunk at a time in index order,
-    :func:`cut_scan_chunk`).  Block-uniform; every thread must call it."""
-    s = cuda.blockIdx.y
+def mask_block_cut(row, b, s, thr_key, want, seg, seg_count, lookback):
+    """The cut index a block of :func:`mask_kernel` masks its span ``s`` with (``seg`` entries from ``s * seg``),
+    where the row's cut must be found (``CUT_SCAN``), from the counts of the entries equal to the threshold in
+    row ``b``'s spans: ``-1`` when the ``want``-th such entry of the row lies in an earlier span, the row's length
+    when in a later one, else its index (the span scanned a chunk at a time in index order,
+    :func:`cut_scan_chunk`).  ``lookback`` 0: :func:`cut_count_kernel` wrote every span's count into
+    ``seg_count[b, :]``; 1 (option ``mask_counts``): the block counts its own span, publishes the count plus one
+    into ``seg_count[b, s]`` (0 there: not yet published; one atomic), and waits for the spans before it to
+    publish theirs (atomic reads of L2; those blocks took their spans first, see :func:`mask_span_ticket`, and
+    publish before they wait for anything, so the wait ends).  Block-uniform; every thread must call it."""
     t = cuda.threadIdx.x
     flags = cuda.shared.array(THREADS, int64)
     found = cuda.shared.array(2, int64)  # the found index; the entries equal to the threshold before the span
+    total = cuda.shared.array(1, uint32)  # lookback: the span's own count
+    V = row[3]
+    start = int64(s) * seg
+    stop = min(start + seg, V)
     if t == 0:
         found[0] = -1
         found[1] = 0
+        total[0] = 0
     cuda.syncthreads()
+    own = int64(0)
+    if lookback != 0:
+        own = count_span_equal(row, start, stop, thr_key, total)
+        if t == 0:
+            cuda.atomic.add(seg_count, (b, s), own + 1)
     mine = int64(0)
     for q in range(t, s, THREADS):  # the spans before this one, a share a thread (order-free integer sums)
-        mine += seg_count[b, q]
+        if lookback != 0:
+            v = cuda.atomic.add(seg_count, (b, q), 0)
+            while v == 0:  # that span's block has not published yet
+                v = cuda.atomic.add(seg_count, (b, q), 0)
+            mine += v - 1
+        else:
+            mine += seg_count[b, q]
     if mine > 0:
         cuda.atomic.add(found, 1, mine)
     cuda.syncthreads()
     before = found[1]
-    V = row[3]
+    if lookback == 0:
+        own = seg_count[b, s]
     if before >= want:
         return int64(-1)
-    if before + seg_count[b, s] < want:
+    if before + own < want:
         return int64(V)
     chunk = THREADS * CUT_ITEMS
-    start = int64(s) * seg
-    stop = min(start + seg, V)
     seen = before
     while start < stop and found[0] < 0:  # block-uniform (cut_scan_chunk ends on a barrier)
         seen += cut_scan_chunk(row, start, thr_key, want, seen, flags, found)
         start += chunk
     return found[0]
+
+
+@device_function
+def mask_span_ticket(b, seg_count):
+    """Option ``mask_counts``: the span a block of a ``CUT_SCAN`` row of :func:`mask_kernel` masks, in the order
+    the row's blocks arrive (a ticket: ``seg_count[b, -1]``, 0 before the launch), not ``blockIdx.y``: a block
+    then only waits for spans that blocks already running took (:func:`mask_block_cut`), whatever order the GPU
+    starts blocks in.  Block-uniform; every thread must call it (a barrier)."""
+    ticket = cuda.shared.array(1, int64)
+    if cuda.threadIdx.x == 0:
+        ticket[0] = cuda.atomic.add(seg_count, (b, seg_count.shape[1] - 1), 1)
+    cuda.syncthreads()
+    return ticket[0]
 
 
 @device_function
@@ -2327,7 +2367,7 @@ def mask_one(out, o, u, key, i, thr_key, c, fill, inplace):
 
 @kernel
 def mask_kernel(x, stride_b, stride_v, V, fmt, out, out_b, out_v, inplace, thr_bits, cut_idx, fill, loads_first,
-                nties, seg, seg_count):
+                nties, seg, seg_count, lookback):
     """Grid (rows, blocks): ``fill`` (raw bits) wherever an entry is not kept; kept entries
     keep their bits.  Kept: key > threshold's key, or equal to it at an index <= cut_idx;
     NaN (key 0) never.  In place only the masked entries are written.
@@ -2348,16 +2388,21 @@ def mask_kernel(x, stride_b, stride_v, V, fmt, out, out_b, out_v, inplace, thr_b
     :func:`cut_count_kernel` counted the entries equal to the threshold of each block's span into
     ``seg_count[b, blockIdx.y]``.  A block of a row left at ``CUT_SCAN`` settles its own cut
     (:func:`mask_block_cut`): none of its tied entries kept, all of them, or, in the one block that holds the
-    ``nties[b]``-th, its index."""
+    ``nties[b]``-th, its index.  ``lookback`` 1 (option ``mask_counts``): no count kernel ran; such a block takes
+    its span by a ticket (:func:`mask_span_ticket`) and counts it itself, and ``seg_count`` (0 before the launch)
+    has a last column for the tickets."""
     b = cuda.blockIdx.x
     base = int64(b) * stride_b
     thr_key = key_of_bits(f32_bits_of(thr_bits[b], fmt))
     c = cut_idx[b]
     t = cuda.threadIdx.x
+    s = int64(cuda.blockIdx.y)
     if seg > 0 and c == CUT_SCAN:  # block-uniform
-        c = mask_block_cut((x, base, stride_v, V, fmt), b, thr_key, int64(nties[b]), seg, seg_count)
+        if lookback != 0:
+            s = mask_span_ticket(b, seg_count)
+        c = mask_block_cut((x, base, stride_v, V, fmt), b, s, thr_key, int64(nties[b]), seg, seg_count, lookback)
     if paired_buffer(x):
-        blk0 = int64(cuda.blockIdx.y) * (THREADS * MASK_PAIRED_ITEMS)
+        blk0 = s * (THREADS * MASK_PAIRED_ITEMS)
         o_base = int64(b) * out_b
         words = cuda.local.array(MASK_WORDS, uint32)
         for j in range(MASK_WORDS):
@@ -2375,7 +2420,7 @@ def mask_kernel(x, stride_b, stride_v, V, fmt, out, out_b, out_v, inplace, thr_b
                     # the same 32 bits as an int32 (a value in range: the simulator's arrays do not wrap)
                     out[(o_base + i) >> 1] = int32(int64(word) - ((int64(word) >> 31) << 32))
     elif loads_first:
-        first = int64(cuda.blockIdx.y) * (THREADS * MASK_ITEMS) + t
+        first = s * (THREADS * MASK_ITEMS) + t
         raw = cuda.local.array(MASK_ITEMS, uint32)
         keys = cuda.local.array(MASK_ITEMS, uint32)
         for j in range(MASK_ITEMS):
@@ -2387,7 +2432,7 @@ def mask_kernel(x, stride_b, stride_v, V, fmt, out, out_b, out_v, inplace, thr_b
             if i < V:
                 mask_one(out, int64(b) * out_b + i * out_v, raw[j], int64(keys[j]), i, thr_key, c, fill, inplace)
     else:
-        first = int64(cuda.blockIdx.y) * (THREADS * MASK_ITEMS_OLD) + t
+        first = s * (THREADS * MASK_ITEMS_OLD) + t
         for j in range(MASK_ITEMS_OLD):
             i = first + j * THREADS
             if i < V:

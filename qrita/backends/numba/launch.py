@@ -163,6 +163,14 @@ SIMULATED_SMS = 2  # the SM count sm_count gives under the simulator
 # (H100, docs/bench/h100-2026-12-07/session45/ call 2, numba_ab.py --set cut_long, the same bits 14/14).
 CUT_IN_MASK = True
 CUT_IN_MASK_SPANS_PER_SM = 32
+# options["mask_counts"]: under cut_in_mask, no cut_count_kernel: a mask block of a row left at CUT_SCAN takes its
+# span by a ticket, counts the entries equal to the threshold in it, publishes the count and waits for the row's
+# earlier spans' counts (kernels.mask_block_cut); the counts' slots and tickets are zeroed by the zero_kernel the
+# split path launches anyway (a zero_kernel of their own on the one-block-a-row path).  The same answers.  Why: with
+# tie_index the finish settles nearly every hit row's cut, and the count kernel's B * spans blocks then mostly exit
+# at once: 3.3 us of the 5.5 us that fp32 B=64 masking is behind FlashInfer (H100 profile, session 46 call 1); a
+# launch less.  Written in session 48 (no GPU lent): simulator tests only, not yet measured.
+MASK_COUNTS = True
 # options["mask_loads"]: mask_kernel loads a thread's MASK_ITEMS entries back to back before it writes any;
 # off: each entry loaded, then written, in turn (MASK_ITEMS_OLD a thread).  Why: in place the output is the
 # input, so the compiler keeps every load after the previous entry's store: one load in flight a thread.
@@ -386,13 +394,15 @@ def run_select(req: Request) -> SelectResult:
     """``(threshold, num_ties, count, hit)`` of every row, on the caller's device and stream."""
     arrays = _SimulatedArrays(req) if kern.SIMULATED else _DeviceArrays(req)
     with arrays.context():
-        thr, nties, count, hit, _cut = _select_raw(req, arrays, for_mask=False)
+        thr, nties, count, hit, _cut, _slots = _select_raw(req, arrays, for_mask=False)
     return arrays.result(thr, nties, count, hit, req.dtype)
 
 
-def _select_raw(req: Request, arrays, for_mask: bool):
-    """The select launches; returns the raw output arrays (thresholds as their bits' holders) and
-    the masking's cut index a row (``kernels.finish_row``: ``CUT_SCAN`` where the row must be read).
+def _select_raw(req: Request, arrays, for_mask: bool, zeroed_slots: tuple[int, int] | None = None):
+    """The select launches; returns the raw output arrays (thresholds as their bits' holders),
+    the masking's cut index a row (``kernels.finish_row``: ``CUT_SCAN`` where the row must be read) and an int64
+    array of shape ``zeroed_slots`` that is 0 once these launches are done (None without ``zeroed_slots``: option
+    ``mask_counts``'s counts and tickets; the split path's zero_kernel clears it with its own slots).
     ``for_mask``: a masking follows (only then does option ``tie_index`` settle cuts: ``select`` has no use for
     them, and the index stores cost its bf16 rows 1-2 us at B = 16-64, H100 session 46 call 2)."""
     B, V, dtype = req.B, req.V, req.dtype
@@ -424,6 +434,7 @@ def _select_raw(req: Request, arrays, for_mask: bool):
     count = arrays.empty(B, "int32")
     hit = arrays.empty(B, "bool")
     cut = arrays.empty(B, "int64")
+    slots = None
     if B > 0:
         stream = arrays.stream()
         x, stride_b, stride_v = arrays.flat_bits(req.logits, dtype)
@@ -437,13 +448,18 @@ def _select_raw(req: Request, arrays, for_mask: bool):
             words = paired(arrays, req, x, stride_b, stride_v)
             x = x if words is None else words
         if splits == 1:
+            if zeroed_slots is not None:
+                flat = arrays.scratch((int(np.prod(zeroed_slots)),), "int64")
+                kern.zero_kernel[1, kern.THREADS, stream](flat)
+                slots = flat.reshape(zeroed_slots)
             kern.select_kernel[B, kern.THREADS, stream](x, stride_b, stride_v, V, *rows, *params, *outs)
         else:
             wide_rounds, fold = 0, 1 if req.options.get("split_wide_fold", SPLIT_WIDE_FOLD) else 0
             if req.k is None and req.p is not None and (params[5] & 1) and req.options.get("split_wide", SPLIT_WIDE):
                 wide_rounds = split_wide_rounds
-            _run_split(arrays, stream, x, stride_b, stride_v, B, V, rows, params, splits, outs, wide_rounds, fold)
-    return thr, nties, count, hit, cut
+            slots = _run_split(arrays, stream, x, stride_b, stride_v, B, V, rows, params, splits, outs, wide_rounds,
+                               fold, zeroed_slots)
+    return thr, nties, count, hit, cut, slots
 
 
 def fill_bits(mask_value: float, dtype: str) -> int:
@@ -472,15 +488,15 @@ def run_mask(req: Request, mask_value: float, out):
     if not arrays.simulated and inplace and any(s < 0 for s in arrays._layout(req.logits)[1]):
         return None
     with arrays.context():
-        thr, nties, _count, _hit, cut = _select_raw(req, arrays, for_mask=True)
         if arrays.simulated:  # raw bits in numpy; copied into the caller's array below
             target = np.empty((B, V), dtype=_BITS[dtype])
         elif not inplace:
             target = arrays.empty((B, V), dtype)
         else:
             target = req.logits
-        if B > 0:
-            stream = arrays.stream()
+        if B == 0:
+            _select_raw(req, arrays, for_mask=True)
+        else:
             x, sb, sv = arrays.flat_bits(req.logits, dtype)
             if target is req.logits:
                 t_flat, tb, tv = x, sb, sv
@@ -488,8 +504,6 @@ def run_mask(req: Request, mask_value: float, out):
                 t_flat, tb, tv = arrays._fake(target.reshape(-1)), V, 1
             else:
                 t_flat, tb, tv = arrays.flat_bits(target, dtype)
-            thr_bits = arrays.vector(thr, _BITS[dtype])
-            cut = arrays.vector(cut)  # finish_row's cut index; the kernel scans the rows left at CUT_SCAN
             fmt = kern.FMT_OF_DTYPE[dtype]
             sequential = 0 if req.options.get("cut_groups", CUT_GROUPS) else 1
             x_words = paired(arrays, req, x, sb, sv)
@@ -500,16 +514,24 @@ def run_mask(req: Request, mask_value: float, out):
             if t_words is not None:
                 per_block = kern.THREADS * kern.MASK_PAIRED_ITEMS
             n_blocks = (V + per_block - 1) // per_block
-            nties_v = arrays.vector(nties)
             in_mask = (req.options.get("cut_in_mask", CUT_IN_MASK) and sequential == 0
                        and B * n_blocks <= CUT_IN_MASK_SPANS_PER_SM * sm_count(arrays))
             seg = per_block if in_mask else 0  # in_mask: the equal entries of each mask block's span counted
-            seg_count = arrays.scratch((B, n_blocks) if in_mask else (1, 1), "int64")
-            if in_mask:
+            lookback = 1 if in_mask and req.options.get("mask_counts", MASK_COUNTS) else 0
+            # lookback: each span's published count, and the row's ticket in the last column, 0 before the mask
+            thr, nties, _count, _hit, cut, seg_count = _select_raw(
+                req, arrays, for_mask=True, zeroed_slots=(B, n_blocks + 1) if lookback else None)
+            stream = arrays.stream()
+            thr_bits = arrays.vector(thr, _BITS[dtype])
+            cut = arrays.vector(cut)  # finish_row's cut index; the kernel scans the rows left at CUT_SCAN
+            nties_v = arrays.vector(nties)
+            if not lookback:
+                seg_count = arrays.scratch((B, n_blocks) if in_mask else (1, 1), "int64")
+            if in_mask and not lookback:
                 kern.cut_count_kernel[(B, n_blocks), kern.THREADS, stream](
                     x_cut, sb, sv, V, fmt, thr_bits, cut, seg, seg_count
                 )
-            else:
+            elif not in_mask:
                 kern.cut_index_kernel[B, kern.THREADS, stream](
                     x_cut, sb, sv, V, fmt, thr_bits, nties_v, cut, sequential
                 )
@@ -518,7 +540,7 @@ def run_mask(req: Request, mask_value: float, out):
             write_in_place = 1 if target is req.logits else 0
             kern.mask_kernel[(B, n_blocks), kern.THREADS, stream](
                 x, sb, sv, V, fmt, t_flat, tb, tv, write_in_place, thr_bits, cut, fill_bits(mask_value, dtype),
-                loads_first, nties_v, seg, seg_count,
+                loads_first, nties_v, seg, seg_count, lookback,
             )
     if not arrays.simulated:
         return target
@@ -532,14 +554,19 @@ def run_mask(req: Request, mask_value: float, out):
     return req.logits
 
 
-def _run_split(arrays, stream, x, stride_b, stride_v, B, V, rows, params, splits, outs, wide_rounds, fold):
+def _run_split(arrays, stream, x, stride_b, stride_v, B, V, rows, params, splits, outs, wide_rounds, fold,
+               zeroed_slots=None):
     """Several blocks per row, ``SPLIT_ROWS`` rows per launch; partials combined in split order.
     ``wide_rounds``: how many split wide rounds the rows that miss take (top-p alone; 0: none);
-    ``fold``: each round's pick runs in its pass's last block of the row."""
+    ``fold``: each round's pick runs in its pass's last block of the row.  Returns an int64 array of shape
+    ``zeroed_slots``, cleared with the candidates' counters (None without ``zeroed_slots``)."""
     n_rows = min(B, SPLIT_ROWS)
     fmt, _ties, _trunc, cap, one, bins = params
     cand = arrays.scratch((n_rows, cap), "uint32")
-    cand_count = arrays.scratch((n_rows,), "int64")
+    n_slots = 0 if zeroed_slots is None else int(np.prod(zeroed_slots))
+    zeroed = arrays.scratch((n_rows + n_slots,), "int64")  # the candidates' counters, then the slots
+    cand_count = zeroed[:n_rows]
+    slots = None if zeroed_slots is None else zeroed[n_rows:].reshape(zeroed_slots)
     part = arrays.scratch((n_rows, splits, kern.NPART), "int64")
     cut_keys = arrays.scratch((n_rows,), "int64")
     cand_idx = arrays.scratch((n_rows, cap) if bins & kern.TIE_INDEX else (1, 1), "uint32")
@@ -548,7 +575,7 @@ def _run_split(arrays, stream, x, stride_b, stride_v, B, V, rows, params, splits
     threads = kern.THREADS
     for row0 in range(0, B, n_rows):
         grid = (min(n_rows, B - row0), splits)
-        kern.zero_kernel[1, threads, stream](cand_count)
+        kern.zero_kernel[1, threads, stream](zeroed)
         kern.scan_split_kernel[grid, threads, stream](
             x, stride_b, stride_v, V, row0, *rows, *params, splits, cand, cand_count, part, cut_keys, cand_idx
         )
@@ -572,3 +599,4 @@ def _run_split(arrays, stream, x, stride_b, stride_v, B, V, rows, params, splits
             x, stride_b, stride_v, V, row0, *rows, *params, splits, cand, cand_count, part, cut_keys,
             1 if wide_rounds else 0, wst, *outs, cand_idx
         )
+    return slots
