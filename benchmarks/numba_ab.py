@@ -35,7 +35,9 @@ the chunked bin scan: top-k 50, fp32 and bf16, B = 1, 64, 1024, three distributi
 ``mask_counts`` (under ``cut_in_mask``: ``cut_count_kernel``'s counts / the mask blocks counting their own spans and
 taking the earlier spans' published counts, each with ``tie_index`` on (main's default: few rows left to count) and
 off (bf16 rows then cut their boundary group often); top-k 50 at B = 16, 64, 128 (fp32) and 256 (bf16, the
-one-block-a-row path), LLM-like and Gaussian; top-p 0.9 and k100+p0.9 at B = 64, Zipf top-k 50 at B = 64).
+one-block-a-row path), LLM-like and Gaussian; top-p 0.9 and k100+p0.9 at B = 64, Zipf top-k 50 at B = 64),
+``mask_blocks`` (``mask_kernel`` compiled for 2 / 3 / 4 blocks of 512 threads an SM; top-k 50 masked, fp32 and bf16,
+B = 16, 64, 256, 1024, LLM-like; Gaussian at B = 64).
 Written as
 ``docs/bench/next-numba-rank/ab.py`` for session 27, whose calls ran the first two (``--wide`` then;
 ``docs/bench/h100-2026-12-05/session27/``).
@@ -131,6 +133,10 @@ SETS = {
                     + [("llm", 128, 50, None, "fp32"), ("llm", 256, 50, None, "bf16"), ("zipf", 64, 50, None, "bf16")]
                     + [(d, 64, k, p, dt) for k, p in ((None, 0.9), (100, 0.9)) for dt in ("fp32", "bf16")
                        for d in ("llm", "gaussian")],
+                    {}, False),
+    "mask_blocks": ({"b2": {}, "b3": {"mask_blocks": 3}, "b4": {"mask_blocks": 4}},
+                    [("llm", B, 50, None, dt) for dt in ("fp32", "bf16") for B in (16, 64, 256, 1024)]
+                    + [("gaussian", 64, 50, None, dt) for dt in ("fp32", "bf16")],
                     {}, False),
     "fold": ({"picks": {"split_wide_fold": False}, "folded": {"split_wide_fold": True}},
              [(d, B, None, 0.9) for B in (16, 1) for d in DISTS],

@@ -423,7 +423,8 @@ def test_tie_index_settles_the_masking_cut(dtype, V, tie_max, rng, monkeypatch):
 @sim
 @pytest.mark.parametrize(("name", "value"), [("split", -1), ("split", 2.5), ("capacity", 0), ("capacity", True),
                                              ("split_wide_rounds", 0), ("split_wide_rounds", "3"),
-                                             ("rank_live", 0), ("rank_live", 1.5)])
+                                             ("rank_live", 0), ("rank_live", 1.5), ("mask_blocks", 1),
+                                             ("mask_blocks", 5)])
 def test_integer_options_are_checked_before_any_write(name, value):
     """A bad integer option is a QritaValueError naming it and what it takes, even where the path that would
     read it is not taken (B=0), and the logits of an in-place masking are untouched."""
@@ -500,6 +501,39 @@ def test_fused_mask_matches_selection_apply(rng, dtype, ties, loads_first):
     res = qrita.top_k_top_p(y, k, p, backend="numba", ties=ties, mask_value=-7.0, inplace=True, options=opts)
     assert res is y
     np.testing.assert_array_equal(raw(y), raw(want))
+
+
+@sim
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_mask_blocks_give_the_same_bits(rng, dtype, monkeypatch):
+    """Option ``mask_blocks`` (3, 4: ``mask_kernel`` compiled for more blocks an SM; the simulator ignores launch
+    bounds, so this checks the launcher's choice of kernel and that each gives the default's bits): k+p masking,
+    out of place and in place; the cut settled in the mask blocks (``cut_in_mask``) and by the cut index."""
+    from qrita.backends.numba import kernels, launch
+
+    x = as_logits(adversarial_rows(rng, 60), dtype)
+    k, p = per_row_k(60, 12), per_row_p(12)
+    want = raw(run(x, k, p, "lowest_index").apply(mask_value=-7.0))
+    launched = []
+    for name in ("mask_kernel_b3", "mask_kernel_b4"):
+        real = getattr(kernels, name)
+
+        class Counted:
+            def __getitem__(self, config, real=real, name=name):
+                launched.append(name)
+                return real[config]
+
+        monkeypatch.setattr(kernels, name, Counted())
+    for spans in (10**6, 0):  # every B in the mask blocks; none
+        monkeypatch.setattr(launch, "CUT_IN_MASK_SPANS_PER_SM", spans)
+        for blocks in (3, 4):
+            opts = {"mask_blocks": blocks}
+            out = qrita.top_k_top_p(x, k, p, backend="numba", mask_value=-7.0, options=opts)
+            np.testing.assert_array_equal(raw(out), want)
+            y = x.clone() if hasattr(x, "clone") else x.copy()
+            qrita.top_k_top_p(y, k, p, backend="numba", mask_value=-7.0, inplace=True, options=opts)
+            np.testing.assert_array_equal(raw(y), want)
+    assert launched == ["mask_kernel_b3"] * 2 + ["mask_kernel_b4"] * 2 + ["mask_kernel_b3"] * 2 + ["mask_kernel_b4"] * 2
 
 
 PAIR_CASES = [("bfloat16", layout, ties) for layout, ties in (

@@ -44,7 +44,8 @@ class NumbaBackend(Backend):
                               "rank_select", "split_wide", "split_wide_rounds", "two_cuts",
                               "rank_weighted", "split_wide_fold", "rank_live", "cut_groups",
                               "mask_loads", "pairs", "pairs_select", "cut_in_mask", "split_waves", "rank_groups",
-                              "kp_mass", "kp_rank", "scan_prefetch", "tie_index", "mask_counts"})
+                              "kp_mass", "kp_rank", "scan_prefetch", "tie_index", "mask_counts",
+                              "mask_blocks"})
     flag_options = frozenset({"truncation", "fused_mask", "wide_miss", "wide_buffer", "rank_select", "split_wide",
                               "two_cuts", "rank_weighted", "split_wide_fold", "cut_groups", "mask_loads",
                               "pairs", "pairs_select", "cut_in_mask",

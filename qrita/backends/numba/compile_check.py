@@ -34,8 +34,8 @@ def _no_device_answers(cc: tuple[int, int]) -> None:
 
 
 KERNELS = ("select_kernel", "scan_split_kernel", "mass_split_kernel", "finish_split_kernel", "cut_count_kernel",
-           "cut_index_kernel", "mask_kernel", "zero_kernel", "keys_kernel", "wide_init_kernel", "wide_hist_kernel",
-           "wide_pick_kernel")
+           "cut_index_kernel", "mask_kernel", "mask_kernel_b3", "mask_kernel_b4", "zero_kernel", "keys_kernel",
+           "wide_init_kernel", "wide_hist_kernel", "wide_pick_kernel")
 
 
 def signatures():
@@ -64,7 +64,8 @@ def signatures():
             out_hit=arr(T.boolean), out_cut=arr(T.int64), cand=arr(T.uint32, 2), cand_idx=arr(T.uint32, 2),
             cand_count=arr(T.int64),
             part=arr(T.int64, 3), cut_keys=arr(T.int64), cut_idx=arr(T.int64), a=arr(T.int64), bits=arr(bits),
-            keys=arr(T.int64), back=arr(bits), wst=arr(T.int64, 2), gh=arr(T.int64, 3), seg_count=arr(T.int64, 2))
+            keys=arr(T.int64), back=arr(bits), wst=arr(T.int64, 2), gh=arr(T.int64, 3), seg_count=arr(T.int64, 2),
+            stamps=arr(T.int64, 2))
         scalars = {"stride_b", "stride_v", "V", "row0", "k_scalar", "k_mode", "p_mode_arg", "fmt", "ties_all",
                    "truncation", "cap", "one", "bins", "splits", "wide", "fold", "out_b", "out_v", "inplace", "fill",
                    "sequential", "loads_first", "seg", "lookback"}

@@ -122,6 +122,73 @@ def kernel(fn=None, *, min_blocks=2):
     return cuda.jit(fn) if SIMULATED else cuda.jit(launch_bounds=(THREADS, min_blocks))(fn)
 
 
+# Probe builds only (benchmarks/probe_stamps.py sets STAMPS before anything compiles): thread 0 of each block of
+# scan_split_kernel, finish_split_kernel and mask_kernel writes %globaltimer (ns, one clock for the whole GPU) and
+# %clock64 (its SM's cycles) at its phases' ends into the kernel's ``stamps`` argument, a row of 2 * STAMP_SLOTS a
+# block.  Off, the branch is a constant False and the stamps code compiles away (the launcher passes a small array
+# it has anyway, which no kernel writes).
+STAMPS = False
+STAMP_SLOTS = 8
+# ... and, for finish_split_kernel, the cycles at points inside its search (kernels.sub_stamp: finish_row's start,
+# rank_select's packing, ranking and reading done) in its row's last STAMP_SUB columns
+STAMP_SUB = 4
+
+
+def _special_register_64(name):
+    """A device function that reads the 64-bit special register ``%name`` (inline PTX)."""
+    from llvmlite import ir
+    from numba import types
+    from numba.cuda.extending import intrinsic
+
+    @intrinsic
+    def read(typingctx):
+        def codegen(context, builder, signature, args):
+            asm = ir.InlineAsm(ir.FunctionType(ir.IntType(64), []), f"mov.u64 $0, %{name};", "=l",
+                               side_effect=True)
+            return builder.call(asm, [])
+
+        return types.int64(), codegen
+
+    return read
+
+
+if SIMULATED:  # the simulator runs the kernels as Python: the host's clock for both
+    import time
+
+    def global_timer():
+        return time.perf_counter_ns()
+
+    sm_clock = global_timer
+else:
+    global_timer = _special_register_64("globaltimer")
+    sm_clock = _special_register_64("clock64")
+
+
+@device_function
+def sub_stamp(slot, op):
+    """Probe builds (``STAMPS``), thread 0, on the block's sub-stamps (a shared array, one for every caller of this
+    function): ``op`` 0 clears ``slot``, 1 writes this SM's cycle count into it, 2 returns it (else 0)."""
+    if STAMPS:
+        subs = cuda.shared.array(STAMP_SUB, int64)
+        if cuda.threadIdx.x == 0:
+            if op == 0:
+                subs[slot] = 0
+            elif op == 1:
+                subs[slot] = sm_clock()
+            else:
+                return subs[slot]
+    return int64(0)
+
+
+@device_function
+def stamp(stamps, i, slot):
+    """Probe builds (``STAMPS``): the times of this block's phase ``slot`` into ``stamps[i]``; thread 0."""
+    if STAMPS:
+        if cuda.threadIdx.x == 0:
+            stamps[i, 2 * slot] = global_timer()
+            stamps[i, 2 * slot + 1] = sm_clock()
+
+
 # The portable state machine of qrita.core.search, as device functions (not rewritten).
 pivot = cuda.jit(device=True)(core_search.pivot)
 classify_pivot = cuda.jit(device=True)(core_search.classify_pivot)
@@ -1353,6 +1420,7 @@ def rank_select(buf, n_buf, lo, target, weighted, ref, hist, groups):
     red = cuda.shared.array((2, RANK_RED_N), int64)
     tid = cuda.threadIdx.x
     n_live = rank_pack(buf, n_buf, lo, weighted, ref, hist)
+    sub_stamp(1, 1)
     if n_live <= RANK_MAX:
         g_log = rank_group_log(groups, n_live)
         g_size = 1 << g_log
@@ -1369,7 +1437,10 @@ def rank_select(buf, n_buf, lo, target, weighted, ref, hist, groups):
                 c = n_gt
             if i < n_live and g == 0 and c < target and c + n_eq * rank_w[i] >= target:
                 rank_answer(res, key, c, n_eq, n_gt)
-    return rank_read(res)
+    sub_stamp(2, 1)
+    found_ranked = rank_read(res)
+    sub_stamp(3, 1)
+    return found_ranked
 
 
 @device_function
@@ -1517,6 +1588,7 @@ def finish_row(row, b, K, p, p_mode, ties_all, cut_key, scan, z_total, cand_mass
     in ``buf`` when ``SW_GATHERED``) or takes their answer (``SW_STOP``).
     """
     g_max, n_max, g_min, n_min, n_keep, n_cand = scan
+    sub_stamp(0, 1)
     taus = cuda.local.array(NUM_PIVOTS, int64)
     c = cuda.local.array(NUM_PIVOTS, int64)
     cnt = cuda.local.array(NUM_PIVOTS, int64)
@@ -1696,20 +1768,22 @@ def scan_split_kernel(
     x, stride_b, stride_v, V, row0,
     k_arr, k_scalar, k_mode, p_arr, p_scalar, p_mode_arg,
     fmt, ties_all, truncation, cap, one, bins,
-    splits, cand, cand_count, part, cut_keys, cand_idx,
+    splits, cand, cand_count, part, cut_keys, cand_idx, stamps,
 ):  # fmt: skip
     """Split path, pass 1: block ``(b, s)`` scans split ``s`` of row ``row0 + b``.
 
     cand ``[Bc, cap]`` uint32 and cand_count ``[Bc]`` int64 (zeroed) gather the
     row's candidates; part ``[Bc, splits, NPART]`` int64 gets the block's partials;
     cut_keys ``[Bc]`` int64 the cut (every block computes the same one); cand_idx ``[Bc, cap]``
-    uint32 the candidates' entry indices (option ``tie_index``; else not written, any shape).
+    uint32 the candidates' entry indices (option ``tie_index``; else not written, any shape).  ``stamps``: probe
+    builds' phase times (:func:`stamp`: start, the cut known, the end; row ``b * splits + s``).
     """
     acc = cuda.shared.array(ACC_SIZE, int64)
     red = cuda.shared.array((2, THREADS), float64)
     tid = cuda.threadIdx.x
     b = int64(cuda.blockIdx.x)
     s = int64(cuda.blockIdx.y)
+    stamp(stamps, b * splits + s, 0)
     for i in range(tid, ACC_SIZE, THREADS):
         acc[i] = 0
     cuda.syncthreads()
@@ -1723,6 +1797,7 @@ def scan_split_kernel(
         if stop - start >= THREADS * ITEMS:
             load_raw(row, start + tid, keys_a, ITEMS)
         cut_key = row_cut(row, K, p, p_mode, truncation, red, cap, bins)
+        stamp(stamps, b * splits + s, 1)
         if (bins & TIE_INDEX) != 0:
             _r, scan = scan_slice_prefetch(row, start, stop, cut_key, keys_a, cand[b], cand_count, b, cap, acc, 0,
                                            cand_idx[b])
@@ -1731,12 +1806,14 @@ def scan_split_kernel(
                                            None)
     else:
         cut_key = row_cut(row, K, p, p_mode, truncation, red, cap, bins)
+        stamp(stamps, b * splits + s, 1)
         _r, scan = scan_slice(row, start, stop, cut_key, cand[b], cand_count, b, cap, acc, 0)
     if tid == 0:
         for f in range(6):  # P_MAX ... P_NCAND, in scan_slice's order
             part[b, s, f] = scan[f]
         if s == 0:
             cut_keys[b] = cut_key
+    stamp(stamps, b * splits + s, 2)
 
 
 @device_function
@@ -1853,18 +1930,24 @@ def finish_split_kernel(
     k_arr, k_scalar, k_mode, p_arr, p_scalar, p_mode_arg,
     fmt, ties_all, truncation, cap, one, bins,
     splits, cand, cand_count, part, cut_keys, wide, wst,
-    out_thr, out_nties, out_count, out_hit, out_cut, cand_idx,
+    out_thr, out_nties, out_count, out_hit, out_cut, cand_idx, stamps,
 ):  # fmt: skip
     """Split path, last step: combine the partials of row ``row0 + b`` (integers, so in
     any order: :func:`combine_parts`), load its candidates into shared memory and finish
     it as :func:`select_kernel` does.  ``wide``: the split wide rounds ran (``wst`` holds
-    their state a row).  Option ``tie_index``: :func:`tie_index_cut` from the candidates' indices."""
+    their state a row).  Option ``tie_index``: :func:`tie_index_cut` from the candidates' indices.  ``stamps``:
+    probe builds' phase times (:func:`stamp`: start, partials combined, candidates loaded, search done, end)."""
     buf = cuda.shared.array(CAP, uint32)
     acc = cuda.shared.array(ACC_SIZE, int64)
     hist = shared_hist()
     tid = cuda.threadIdx.x
     b = int64(cuda.blockIdx.x)
     row_id = row0 + b
+    stamp(stamps, b, 0)
+    if STAMPS:
+        if tid == 0:
+            for j in range(STAMP_SUB):
+                sub_stamp(j, 0)
     for i in range(tid, ACC_SIZE, THREADS):
         acc[i] = 0
     clear_hist(hist)
@@ -1875,6 +1958,7 @@ def finish_split_kernel(
         sums = 2
     r, comb = combine_parts(part, b, splits, sums, acc, 0)
     g_max, n_max, g_min, n_min, n_keep, n_over, z_total, cand_mass = comb
+    stamp(stamps, b, 1)
     n_cand = cand_count[b] + n_over
     pre_mode = int64(SW_NONE)
     if wide != 0:
@@ -1887,6 +1971,7 @@ def finish_split_kernel(
     for i in range(tid, n_load, THREADS):
         buf[i] = cand[b, i]
     cuda.syncthreads()
+    stamp(stamps, b, 2)
     pre = (pre_mode, int64(0), int64(0), int64(0), int64(0), int64(0), int64(0), int64(0))
     if pre_mode != SW_NONE:
         pre = (pre_mode, wst[b, SW_LO], wst[b, SW_HI], wst[b, SW_CNT_LO], wst[b, SW_Z], wst[b, SW_ABOVE],
@@ -1898,8 +1983,14 @@ def finish_split_kernel(
     outs = (out_thr, out_nties, out_count, out_hit, out_cut)
     finish_row(row, row_id, K, p, p_mode, ties_all, cut_keys[b], scan, z_total, cand_mass, buf, cap, one, acc, r, outs,
                hist, bins, pre)
+    stamp(stamps, b, 3)
     if (bins & TIE_INDEX) != 0 and n_cand <= cap and pre_mode == SW_NONE:  # block-uniform
         tie_index_cut(row_id, fmt, cut_keys[b], cand[b], cand_idx[b], n_cand, out_thr, out_nties, out_cut)
+    stamp(stamps, b, 4)
+    if STAMPS:
+        if tid == 0:
+            for j in range(STAMP_SUB):
+                stamps[b, 2 * STAMP_SLOTS - STAMP_SUB + j] = sub_stamp(j, 2)
 
 
 @device_function
@@ -2365,9 +2456,8 @@ def mask_one(out, o, u, key, i, thr_key, c, fill, inplace):
         out[o] = u
 
 
-@kernel
 def mask_kernel(x, stride_b, stride_v, V, fmt, out, out_b, out_v, inplace, thr_bits, cut_idx, fill, loads_first,
-                nties, seg, seg_count, lookback):
+                nties, seg, seg_count, lookback, stamps):
     """Grid (rows, blocks): ``fill`` (raw bits) wherever an entry is not kept; kept entries
     keep their bits.  Kept: key > threshold's key, or equal to it at an index <= cut_idx;
     NaN (key 0) never.  In place only the masked entries are written.
@@ -2390,17 +2480,21 @@ def mask_kernel(x, stride_b, stride_v, V, fmt, out, out_b, out_v, inplace, thr_b
     (:func:`mask_block_cut`): none of its tied entries kept, all of them, or, in the one block that holds the
     ``nties[b]``-th, its index.  ``lookback`` 1 (option ``mask_counts``): no count kernel ran; such a block takes
     its span by a ticket (:func:`mask_span_ticket`) and counts it itself, and ``seg_count`` (0 before the launch)
-    has a last column for the tickets."""
+    has a last column for the tickets.  ``stamps``: probe builds' phase times (:func:`stamp`: start, the cut
+    settled, the end; row ``b * gridDim.y + blockIdx.y``)."""
     b = cuda.blockIdx.x
     base = int64(b) * stride_b
     thr_key = key_of_bits(f32_bits_of(thr_bits[b], fmt))
     c = cut_idx[b]
     t = cuda.threadIdx.x
     s = int64(cuda.blockIdx.y)
+    at = int64(b) * cuda.gridDim.y + s
+    stamp(stamps, at, 0)
     if seg > 0 and c == CUT_SCAN:  # block-uniform
         if lookback != 0:
             s = mask_span_ticket(b, seg_count)
         c = mask_block_cut((x, base, stride_v, V, fmt), b, s, thr_key, int64(nties[b]), seg, seg_count, lookback)
+    stamp(stamps, at, 1)
     if paired_buffer(x):
         blk0 = s * (THREADS * MASK_PAIRED_ITEMS)
         o_base = int64(b) * out_b
@@ -2439,3 +2533,14 @@ def mask_kernel(x, stride_b, stride_v, V, fmt, out, out_b, out_v, inplace, thr_b
                 u = x[base + i * stride_v]
                 mask_one(out, int64(b) * out_b + i * out_v, u, key_of_bits(f32_bits_of(u, fmt)), i, thr_key, c,
                          fill, inplace)
+    if STAMPS:  # the block's end: every thread's writes issued
+        cuda.syncthreads()
+    stamp(stamps, at, 2)
+
+
+# mask_kernel compiled for two blocks an SM (its 48-56 registers a thread), and for three and four (option
+# mask_blocks: launch bounds that hold it to 40 or 32 registers, for more loads in flight an SM; sm_90 NVVM: three
+# blocks spill 16 / 32 bytes a thread for 32-bit rows, none for paired words, four 56-100).  The same function.
+mask_kernel_b3 = kernel(min_blocks=3)(mask_kernel)
+mask_kernel_b4 = kernel(min_blocks=4)(mask_kernel)
+mask_kernel = kernel(mask_kernel)

@@ -181,6 +181,12 @@ MASK_COUNTS = True
 # 1317 -> 1002; B=64 fp32 126.4 -> 113.5, 126.2 -> 112.9, 179.0 -> 165.3; bf16 150.6 -> 144.2, 149.5 -> 142.5,
 # 168.9 -> 164.0
 MASK_LOADS = True
+# options["mask_blocks"]: 2, 3 or 4: mask_kernel compiled with launch bounds for that many 512-thread blocks an SM
+# (kernels.mask_kernel_b3 / _b4: at most 40 / 32 registers a thread instead of 64), so that more of its loads are in
+# flight an SM.  Why: at B = 64 the mask moved its 64 MiB (fp32, read and written) at about 76 % of the rate it
+# reaches at B = 1024 (H100 profile, session 46 call 1: 30.6 us against 371 us for 16x the bytes), two blocks an SM
+# loading, then writing.  Written in session 48 (no GPU lent): not yet measured, 2 (as before) by default.
+MASK_BLOCKS = 2
 # options["pairs"]: 16-bit rows of even length, at even offsets with unit stride, are read (and masked) as 32-bit
 # words, two entries a load (kernels.paired_buffer); off: one 2-byte load an entry, as before.  Why: the row passes
 # keep a few loads in flight a thread (kernels.ITEMS), so a 2-byte entry a load moves half fp32's bytes a load:
@@ -193,10 +199,23 @@ PAIRS = True
 # select kernel spills (sm_90: 184/240 B a thread against 116/132, compile_check), the split kernels nothing.
 # Off: on, `select` was 1.2 % slower on one row (B=16 top-p, 75.3 -> 76.2 us) and no row gained over 1.5 % (session 38)
 PAIRS_SELECT = False
+# Probe builds only (benchmarks/probe_stamps.py, with kernels.STAMPS set before anything compiles): a dict that
+# gets, at each launch of scan_split_kernel, finish_split_kernel and mask_kernel, that launch's stamps array by
+# the kernel's name ("scan", "finish", "mask"; the last launch's).  None: the kernels get an int64 2-D array the
+# launch has anyway, which they do not write.
+PROBE_STAMPS: dict | None = None
 # Fixed-point top-p weights: round(exp(x - max) * 2**FRAC_BITS), summed in int64.
 FRAC_BITS = 40
 
 _BITS = {"float32": np.dtype(np.uint32), "float16": np.dtype(np.uint16), "bfloat16": np.dtype(np.uint16)}
+
+
+def _stamps(arrays, name: str, n_blocks: int, unused):
+    """The stamps argument of a launch: ``unused`` (any int64 2-D array) unless a probe asked for them."""
+    if PROBE_STAMPS is None:
+        return unused
+    PROBE_STAMPS[name] = arrays.scratch((n_blocks, 2 * kern.STAMP_SLOTS), "int64")
+    return PROBE_STAMPS[name]
 
 
 def fixed_point_one(V: int) -> int:
@@ -411,6 +430,7 @@ def _select_raw(req: Request, arrays, for_mask: bool, zeroed_slots: tuple[int, i
     split_wide_rounds = int_option(opts, "split_wide_rounds", SPLIT_WIDE_ROUNDS)
     forced_split = int_option(opts, "split", 0, minimum=0)  # 0: automatic
     rank_live = min(int_option(opts, "rank_live", RANK_LIVE), kern.RANK_MAX)
+    int_option(opts, "mask_blocks", MASK_BLOCKS, choices=(2, 3, 4))  # read by run_mask; checked on every call
     params = (
         kern.FMT_OF_DTYPE[dtype],
         1 if req.ties == TIES_ALL else 0,
@@ -510,6 +530,7 @@ def run_mask(req: Request, mask_value: float, out):
             x_cut = x if x_words is None else x_words
             t_words = None if x_words is None else paired(arrays, req, t_flat, tb, tv)
             loads_first = 1 if req.options.get("mask_loads", MASK_LOADS) else 0
+            mask_blocks = int_option(req.options, "mask_blocks", MASK_BLOCKS, choices=(2, 3, 4))
             per_block = kern.THREADS * (kern.MASK_ITEMS if loads_first else kern.MASK_ITEMS_OLD)
             if t_words is not None:
                 per_block = kern.THREADS * kern.MASK_PAIRED_ITEMS
@@ -538,9 +559,10 @@ def run_mask(req: Request, mask_value: float, out):
             if t_words is not None:  # the mask reads and writes words (its loads back to back)
                 x, t_flat = x_words, t_words
             write_in_place = 1 if target is req.logits else 0
-            kern.mask_kernel[(B, n_blocks), kern.THREADS, stream](
+            mask_kernel = {2: kern.mask_kernel, 3: kern.mask_kernel_b3, 4: kern.mask_kernel_b4}[mask_blocks]
+            mask_kernel[(B, n_blocks), kern.THREADS, stream](
                 x, sb, sv, V, fmt, t_flat, tb, tv, write_in_place, thr_bits, cut, fill_bits(mask_value, dtype),
-                loads_first, nties_v, seg, seg_count, lookback,
+                loads_first, nties_v, seg, seg_count, lookback, _stamps(arrays, "mask", B * n_blocks, seg_count),
             )
     if not arrays.simulated:
         return target
@@ -577,7 +599,8 @@ def _run_split(arrays, stream, x, stride_b, stride_v, B, V, rows, params, splits
         grid = (min(n_rows, B - row0), splits)
         kern.zero_kernel[1, threads, stream](zeroed)
         kern.scan_split_kernel[grid, threads, stream](
-            x, stride_b, stride_v, V, row0, *rows, *params, splits, cand, cand_count, part, cut_keys, cand_idx
+            x, stride_b, stride_v, V, row0, *rows, *params, splits, cand, cand_count, part, cut_keys, cand_idx,
+            _stamps(arrays, "scan", grid[0] * splits, wst),
         )
         if rows[5] != kern.ARG_NONE:  # only top-p-only rows take it: none without p (2.0 us at B=64, H100)
             kern.mass_split_kernel[grid, threads, stream](
@@ -597,6 +620,6 @@ def _run_split(arrays, stream, x, stride_b, stride_v, B, V, rows, params, splits
             SIMULATED_WIDE_STATE.append(np.array(wst.copy_to_host() if hasattr(wst, "copy_to_host") else wst))
         kern.finish_split_kernel[grid[0], threads, stream](
             x, stride_b, stride_v, V, row0, *rows, *params, splits, cand, cand_count, part, cut_keys,
-            1 if wide_rounds else 0, wst, *outs, cand_idx
+            1 if wide_rounds else 0, wst, *outs, cand_idx, _stamps(arrays, "finish", grid[0], wst)
         )
     return slots
