@@ -15,11 +15,4 @@ run_ab mask_counts 190
 grep -v -i warn /tmp/ab_mask_counts.log | tail -2 | cut -c1-300 >> "$P"
 run_ab mask_blocks 110
 grep -v -i warn /tmp/ab_mask_blocks.log | tail -2 | cut -c1-300 >> "$P"
-PYTHONPATH=/tmp/site:. run_bench masked_fi "$SHA" 110 --providers qrita-numba,torch-topk,flashinfer,qrita-triton \
-  --scenarios topk50 --dists llm,gaussian --dtypes fp32,bf16 --batches 64,256
-{ for dt in float32 bfloat16; do
-    timeout 35 python3 benchmarks/profile_triton.py --backend numba --B 64 --dist hllm --dtype $dt --cases k50 \
-      --options '{}' --options '{"mask_counts": false}'
-  done
-} > "$OUT/profile.log" 2>&1
-echo "profiles rc=$? t=$((SECONDS - T0))" >> "$P"
+issue6_rows "$SHA" 110 35 '{}' '{"mask_counts": false}'
