@@ -165,19 +165,12 @@ else:
 
 
 @device_function
-def sub_stamp(slot, op):
-    """Probe builds (``STAMPS``), thread 0, on the block's sub-stamps (a shared array, one for every caller of this
-    function): ``op`` 0 clears ``slot``, 1 writes this SM's cycle count into it, 2 returns it (else 0)."""
+def sub_stamp(hist, slot):
+    """Probe builds (``STAMPS``): this SM's cycle count into the block's sub-stamp ``slot``, the slots past
+    ``W_SIZE`` of the wide rounds' results (:func:`shared_hist`); thread 0."""
     if STAMPS:
-        subs = cuda.shared.array(STAMP_SUB, int64)
         if cuda.threadIdx.x == 0:
-            if op == 0:
-                subs[slot] = 0
-            elif op == 1:
-                subs[slot] = sm_clock()
-            else:
-                return subs[slot]
-    return int64(0)
+            hist[5][W_SIZE + slot] = sm_clock()
 
 
 @device_function
@@ -260,6 +253,7 @@ TIE_INDEX = 512
 TIE_MAX = 512
 # results of a wide round, written by the thread whose chunk of bins holds the answer (see wide_round)
 W_STOP, W_LO, W_HI, W_CNT_LO, W_ABOVE, W_N_EQ, W_CNT_ABOVE, W_SIZE = range(8)
+W_RES = W_SIZE + STAMP_SUB  # the shared results' slots; past W_SIZE probe builds' sub-stamps (sub_stamp)
 
 # Split wide rounds (launch.SPLIT_WIDE_ROUNDS, option split_wide): a top-p-only row of the split path
 # that misses takes its first wide rounds with all of its blocks (wide_hist_kernel fills the row's bins in
@@ -1267,7 +1261,7 @@ def shared_hist():
     h_hi = cuda.shared.array(WIDE_SLOTS, uint32)
     h_min = cuda.shared.array(WIDE_SLOTS, uint32)
     h_max = cuda.shared.array(WIDE_SLOTS, uint32)
-    res = cuda.shared.array(W_SIZE, int64)
+    res = cuda.shared.array(W_RES, int64)
     ch_n = cuda.shared.array(WIDE_CHUNKS, int64)  # per chunk of bins: count and mass (wide_round)
     ch_c = cuda.shared.array(WIDE_CHUNKS, int64)
     rank_w = cuda.shared.array(RANK_MAX, int64)  # rank_select: the live keys' weights,
@@ -1420,7 +1414,7 @@ def rank_select(buf, n_buf, lo, target, weighted, ref, hist, groups):
     red = cuda.shared.array((2, RANK_RED_N), int64)
     tid = cuda.threadIdx.x
     n_live = rank_pack(buf, n_buf, lo, weighted, ref, hist)
-    sub_stamp(1, 1)
+    sub_stamp(hist, 1)
     if n_live <= RANK_MAX:
         g_log = rank_group_log(groups, n_live)
         g_size = 1 << g_log
@@ -1437,9 +1431,9 @@ def rank_select(buf, n_buf, lo, target, weighted, ref, hist, groups):
                 c = n_gt
             if i < n_live and g == 0 and c < target and c + n_eq * rank_w[i] >= target:
                 rank_answer(res, key, c, n_eq, n_gt)
-    sub_stamp(2, 1)
+    sub_stamp(hist, 2)
     found_ranked = rank_read(res)
-    sub_stamp(3, 1)
+    sub_stamp(hist, 3)
     return found_ranked
 
 
@@ -1588,7 +1582,7 @@ def finish_row(row, b, K, p, p_mode, ties_all, cut_key, scan, z_total, cand_mass
     in ``buf`` when ``SW_GATHERED``) or takes their answer (``SW_STOP``).
     """
     g_max, n_max, g_min, n_min, n_keep, n_cand = scan
-    sub_stamp(0, 1)
+    sub_stamp(hist, 0)
     taus = cuda.local.array(NUM_PIVOTS, int64)
     c = cuda.local.array(NUM_PIVOTS, int64)
     cnt = cuda.local.array(NUM_PIVOTS, int64)
@@ -1947,7 +1941,7 @@ def finish_split_kernel(
     if STAMPS:
         if tid == 0:
             for j in range(STAMP_SUB):
-                sub_stamp(j, 0)
+                hist[5][W_SIZE + j] = 0
     for i in range(tid, ACC_SIZE, THREADS):
         acc[i] = 0
     clear_hist(hist)
@@ -1990,7 +1984,7 @@ def finish_split_kernel(
     if STAMPS:
         if tid == 0:
             for j in range(STAMP_SUB):
-                stamps[b, 2 * STAMP_SLOTS - STAMP_SUB + j] = sub_stamp(j, 2)
+                stamps[b, 2 * STAMP_SLOTS - STAMP_SUB + j] = hist[5][W_SIZE + j]
 
 
 @device_function
