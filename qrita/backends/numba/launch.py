@@ -169,7 +169,11 @@ CUT_IN_MASK_SPANS_PER_SM = 32
 # split path launches anyway (a zero_kernel of their own on the one-block-a-row path).  The same answers.  Why: with
 # tie_index the finish settles nearly every hit row's cut, and the count kernel's B * spans blocks then mostly exit
 # at once: 3.3 us of the 5.5 us that fp32 B=64 masking is behind FlashInfer (H100 profile, session 46 call 1); a
-# launch less.  Written in session 48 (no GPU lent): simulator tests only, not yet measured.
+# launch less.  On by default since session 48: with it on, the Numba GPU suites passed on an H100
+# (docs/bench/h100-2026-12-07/session48/ call 1: backend 46, conformance 80 / 120+40 / 12+12), and the stamps probe
+# there (B=64 LLM-like top-k 50 masked in place) took the finish-to-mask gap 4.7 -> 1.6 us (fp32) and 4.3 -> 1.7
+# (bf16): first scan block to last mask block 87.2 -> 84.2 and 76.0 -> 73.4 us.  Its A/B (numba_ab.py --set
+# mask_counts) has not run yet.
 MASK_COUNTS = True
 # options["mask_loads"]: mask_kernel loads a thread's MASK_ITEMS entries back to back before it writes any;
 # off: each entry loaded, then written, in turn (MASK_ITEMS_OLD a thread).  Why: in place the output is the
