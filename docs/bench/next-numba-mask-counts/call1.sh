@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Branch next/numba-mask-counts, call 1 of 2 (about 7 minutes; carry .whl):
 #   bash docs/bench/next-numba-mask-counts/call1.sh <SHA>
-# Written in session 48, when no GPU was lent (simulator tests only).  The branch has option mask_counts (on
-# there: no cut_count_kernel; the mask blocks of a row left at CUT_SCAN count their own spans and take the earlier
-# spans' published counts, a ticket a block) and the probe build's stamps (kernels.STAMPS, off: compiled away).
+# Ran in session 48 (docs/bench/h100-2026-12-07/session48/ call 1, H100); the branch is on main since.  It had
+# option mask_counts (on there: no cut_count_kernel; the mask blocks of a row left at CUT_SCAN count their own
+# spans and take the earlier spans' published counts, a ticket a block) and the probe build's stamps (kernels.STAMPS, off: compiled away).
 # 1. Every Numba GPU test of the branch (tests/test_numba_backend.py in four processes: among them the 7 main owes
 #    since session 47, and test_gpu_cut_in_mask_gives_selection_apply_bits with mask_counts on and off, bf16
 #    B = 256 too) and the conformance suite at real shapes (three processes), 300 s each, FlashInfer's JIT build
