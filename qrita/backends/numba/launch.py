@@ -191,6 +191,14 @@ MASK_LOADS = True
 # reaches at B = 1024 (H100 profile, session 46 call 1: 30.6 us against 371 us for 16x the bytes), two blocks an SM
 # loading, then writing.  Written in session 48 (no GPU lent): not yet measured, 2 (as before) by default.
 MASK_BLOCKS = 2
+
+
+def mask_kernel_of(options: dict):
+    """The mask kernel that option ``mask_blocks`` names (checked: 2, 3 or 4 blocks an SM)."""
+    blocks = int_option(options, "mask_blocks", MASK_BLOCKS, choices=(2, 3, 4))
+    return {2: kern.mask_kernel, 3: kern.mask_kernel_b3, 4: kern.mask_kernel_b4}[blocks]
+
+
 # options["pairs"]: 16-bit rows of even length, at even offsets with unit stride, are read (and masked) as 32-bit
 # words, two entries a load (kernels.paired_buffer); off: one 2-byte load an entry, as before.  Why: the row passes
 # keep a few loads in flight a thread (kernels.ITEMS), so a 2-byte entry a load moves half fp32's bytes a load:
@@ -434,7 +442,7 @@ def _select_raw(req: Request, arrays, for_mask: bool, zeroed_slots: tuple[int, i
     split_wide_rounds = int_option(opts, "split_wide_rounds", SPLIT_WIDE_ROUNDS)
     forced_split = int_option(opts, "split", 0, minimum=0)  # 0: automatic
     rank_live = min(int_option(opts, "rank_live", RANK_LIVE), kern.RANK_MAX)
-    int_option(opts, "mask_blocks", MASK_BLOCKS, choices=(2, 3, 4))  # read by run_mask; checked on every call
+    mask_kernel_of(opts)  # run_mask's option, checked on every call (select and B = 0 too)
     params = (
         kern.FMT_OF_DTYPE[dtype],
         1 if req.ties == TIES_ALL else 0,
@@ -534,7 +542,7 @@ def run_mask(req: Request, mask_value: float, out):
             x_cut = x if x_words is None else x_words
             t_words = None if x_words is None else paired(arrays, req, t_flat, tb, tv)
             loads_first = 1 if req.options.get("mask_loads", MASK_LOADS) else 0
-            mask_blocks = int_option(req.options, "mask_blocks", MASK_BLOCKS, choices=(2, 3, 4))
+            mask_kernel = mask_kernel_of(req.options)
             per_block = kern.THREADS * (kern.MASK_ITEMS if loads_first else kern.MASK_ITEMS_OLD)
             if t_words is not None:
                 per_block = kern.THREADS * kern.MASK_PAIRED_ITEMS
@@ -563,7 +571,6 @@ def run_mask(req: Request, mask_value: float, out):
             if t_words is not None:  # the mask reads and writes words (its loads back to back)
                 x, t_flat = x_words, t_words
             write_in_place = 1 if target is req.logits else 0
-            mask_kernel = {2: kern.mask_kernel, 3: kern.mask_kernel_b3, 4: kern.mask_kernel_b4}[mask_blocks]
             mask_kernel[(B, n_blocks), kern.THREADS, stream](
                 x, sb, sv, V, fmt, t_flat, tb, tv, write_in_place, thr_bits, cut, fill_bits(mask_value, dtype),
                 loads_first, nties_v, seg, seg_count, lookback, _stamps(arrays, "mask", B * n_blocks, seg_count),
