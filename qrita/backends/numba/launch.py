@@ -510,10 +510,12 @@ def run_mask(req: Request, mask_value: float, out):
     """Fused select + mask: ``mask_value`` wherever an entry is not kept, in place when
     ``out`` is given (it is the logits), else into a new array of the caller's library.
 
-    No ``[B, V]`` scratch: a per-row cut index settles the tie group (the search's own where
-    the group is kept whole or not at all, else ``cut_index_kernel`` reads the row up to
-    it), then ``mask_kernel`` writes.  Returns None when the generic path must do it
-    (device arrays with negative strides)."""
+    No ``[B, V]`` scratch: a per-row cut index settles the tie group: the search's own where
+    the group is kept whole or not at all, the finish's from the candidates' indices (option
+    ``tie_index``), else found in the row: by the mask blocks themselves (option ``cut_in_mask``:
+    each counts its span's tied entries, ``mask_counts``, or takes ``cut_count_kernel``'s counts)
+    or by ``cut_index_kernel`` reading the row up to it; then ``mask_kernel`` writes.  Returns
+    None when the generic path must do it (device arrays with negative strides)."""
     arrays = _SimulatedArrays(req) if kern.SIMULATED else _DeviceArrays(req)
     B, V, dtype = req.B, req.V, req.dtype
     inplace = out is not None
